@@ -1,0 +1,38 @@
+# `make run` and `make test` set up .venv themselves from requirements.lock.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint export-models clean
+
+$(STAMP): requirements.lock pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.lock
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $(STAMP)
+
+# The seed examples, run on the CPU EP, printing their results.
+run: $(STAMP)
+	@for m in models/*.json; do \
+		echo "== $$m"; \
+		$(PY) -m dml2onnx run "$$m" --ep $${EP:-cpu} || exit $$?; \
+	done
+
+test: $(STAMP)
+	$(PY) -m ruff check dml2onnx tests
+	$(PY) -m pytest -q
+
+lint: $(STAMP)
+	$(PY) -m ruff check dml2onnx tests
+
+# Regenerate models/onnx/<model>/<dispatchable>.onnx from models/*.json.
+export-models: $(STAMP)
+	@for m in models/*.json; do \
+		n=$$(basename "$$m" .json); \
+		$(PY) -m dml2onnx export "$$m" -o "models/onnx/$$n" || exit $$?; \
+	done
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -1,0 +1,118 @@
+"""A small ONNX graph builder: unique Netron-friendly names, constants, opset-aware helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from . import dtypes
+
+# The opset range the lowerings are written and tested for.
+MIN_OPSET = 13
+MAX_OPSET = 21
+DEFAULT_OPSET = 17
+
+
+class GraphBuilder:
+    """Collects the nodes of one lowered desc. Node names are `<prefix>/<step>`."""
+
+    def __init__(self, prefix: str, opset: int = DEFAULT_OPSET) -> None:
+        self.prefix = prefix
+        self.opset = opset
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+        self.inputs: list[onnx.ValueInfoProto] = []
+        self.outputs: list[onnx.ValueInfoProto] = []
+        self._used: set[str] = set()
+
+    # -- naming ----------------------------------------------------------------------------
+    def _unique(self, base: str) -> str:
+        name, n = base, 1
+        while name in self._used:
+            n += 1
+            name = f"{base}_{n}"
+        self._used.add(name)
+        return name
+
+    # -- graph interface -------------------------------------------------------------------
+    def add_input(self, name: str, dtype: dtypes.DataType, shape: Sequence[int]) -> str:
+        self._used.add(name)
+        self.inputs.append(helper.make_tensor_value_info(name, dtype.onnx, list(shape)))
+        return name
+
+    def set_output(self, value: str, name: str, dtype: dtypes.DataType, shape: Sequence[int]) -> None:
+        """Make `value` the graph output `name`, renaming its producer's output."""
+        producer = next((n for n in self.nodes if value in n.output), None)
+        if producer is None:  # a graph input or initializer passed straight through
+            self.node("Identity", [value], "output", "passes the value to the output",
+                      outputs=[name])
+        else:
+            for i, out in enumerate(producer.output):
+                if out == value:
+                    producer.output[i] = name
+            for n in self.nodes:
+                for i, inp in enumerate(n.input):
+                    if inp == value:
+                        n.input[i] = name
+        self._used.add(name)
+        self.outputs.append(helper.make_tensor_value_info(name, dtype.onnx, list(shape)))
+
+    def node(self, op: str, inputs: Sequence[str], step: str, doc: str,
+             outputs: Sequence[str] | None = None, **attrs: object) -> str:
+        """Append one node; returns its (first) output name."""
+        return self.node_outputs(op, inputs, step, doc, outputs=outputs, **attrs)[0]
+
+    def node_outputs(self, op: str, inputs: Sequence[str], step: str, doc: str,
+                     n_outputs: int = 1, outputs: Sequence[str] | None = None,
+                     **attrs: object) -> list[str]:
+        """Append one node with `n_outputs` outputs; returns their names."""
+        name = self._unique(f"{self.prefix}/{step}")
+        if outputs is None:
+            outputs = [name if i == 0 else f"{name}:{i}" for i in range(n_outputs)]
+            self._used.update(outputs)
+        self.nodes.append(helper.make_node(op, list(inputs), list(outputs), name=name,
+                                           doc_string=doc, **attrs))
+        return list(outputs)
+
+    def const(self, value: np.ndarray, step: str) -> str:
+        name = self._unique(f"{self.prefix}/{step}")
+        self.initializers.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def i64(self, values: Sequence[int] | int, step: str) -> str:
+        return self.const(np.asarray(values, dtype=np.int64), step)
+
+    # -- common shapes of nodes ------------------------------------------------------------
+    def reshape(self, x: str, shape: Sequence[int], step: str, doc: str) -> str:
+        return self.node("Reshape", [x, self.i64(list(shape), f"{step}_shape")], step, doc)
+
+    def transpose(self, x: str, perm: Sequence[int], step: str, doc: str) -> str:
+        return self.node("Transpose", [x], step, doc, perm=list(perm))
+
+    def cast(self, x: str, to: dtypes.DataType | int, step: str, doc: str) -> str:
+        onnx_type = to.onnx if isinstance(to, dtypes.DataType) else to
+        return self.node("Cast", [x], step, doc, to=onnx_type)
+
+    def reduce(self, op: str, x: str, axes: Sequence[int], step: str, doc: str,
+               keepdims: bool = True) -> str:
+        """Reduce* with `axes` as attribute or input, whichever the opset wants."""
+        axes_as_input = self.opset >= (13 if op == "ReduceSum" else 18)
+        if axes_as_input:
+            return self.node(op, [x, self.i64(list(axes), f"{step}_axes")], step, doc,
+                             keepdims=int(keepdims))
+        return self.node(op, [x], step, doc, axes=list(axes), keepdims=int(keepdims))
+
+    def scalar(self, value: float | int, dtype: dtypes.DataType, step: str) -> str:
+        return self.const(np.asarray(value, dtype=dtype.numpy), step)
+
+    # -- result ------------------------------------------------------------------------------
+    def graph(self, name: str, doc: str) -> onnx.GraphProto:
+        return helper.make_graph(self.nodes, name, self.inputs, self.outputs,
+                                 self.initializers, doc_string=doc)
+
+
+def onnx_type_name(onnx_type: int) -> str:
+    return TensorProto.DataType.Name(onnx_type)

@@ -1,0 +1,200 @@
+"""Parsing operator descs (DxDispatch's JSON form) against the schema table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import dtypes, schema
+from .errors import JsonPath, ModelError
+from .jsonvalues import (
+    expect_array,
+    expect_bool,
+    expect_enum,
+    expect_float,
+    expect_object,
+    expect_string,
+    expect_uint32,
+    expect_uint64,
+    reject_unknown_keys,
+)
+from .schema import Kind
+from .tensor import MAX_DIMENSIONS, TensorDesc, dense_strides
+
+# DirectML counts elements in UINT32; this also bounds what a hostile file can make us allocate.
+MAX_ELEMENTS = 2**32 - 1
+_BUFFER_KEYS = ("DataType", "Flags", "DimensionCount", "Sizes", "Strides",
+                "TotalTensorSizeInBytes", "GuaranteedBaseOffsetAlignment")
+
+
+@dataclass
+class OperatorDesc:
+    """A parsed desc: field values keyed by their directml.h names."""
+
+    schema: schema.OperatorSchema
+    values: dict[str, Any]
+    path: JsonPath = ()
+    source: dict[str, Any] = field(default_factory=dict)  # the JSON it came from
+
+    def __getitem__(self, name: str) -> Any:
+        return self.values[name]
+
+    def at(self, name: str, *more: str | int) -> JsonPath:
+        """The JSON path of a field (for error messages)."""
+        return self.path + (name,) + more
+
+    def tensor(self, name: str) -> TensorDesc:
+        value = self.values[name]
+        assert isinstance(value, TensorDesc)
+        return value
+
+    def optional_tensor(self, name: str) -> TensorDesc | None:
+        return self.values[name]
+
+
+def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
+    """`{"DataType": ..., "Sizes": [...]}` or `{"Type": "DML_TENSOR_TYPE_BUFFER", "Desc": {...}}`."""
+    obj = expect_object(value, path, "a tensor desc object (omit the field to leave it null)")
+    if "Desc" in obj:
+        reject_unknown_keys(obj, ["Type", "Desc"], path, "DML_TENSOR_DESC")
+        if "Type" in obj:
+            expect_enum(obj["Type"], path + ("Type",), "DML_TENSOR_TYPE", schema.ENUMS["DML_TENSOR_TYPE"])
+        path = path + ("Desc",)
+        obj = expect_object(obj["Desc"], path)
+    else:
+        if "Type" in obj:
+            expect_enum(obj["Type"], path + ("Type",), "DML_TENSOR_TYPE", schema.ENUMS["DML_TENSOR_TYPE"])
+        reject_unknown_keys(obj, ("Type",) + _BUFFER_KEYS, path, "DML_BUFFER_TENSOR_DESC")
+    for required in ("DataType", "Sizes"):
+        if required not in obj:
+            raise ModelError(path + (required,), "required field is missing")
+
+    type_name = expect_string(obj["DataType"], path + ("DataType",))
+    short = type_name.removeprefix("DML_TENSOR_DATA_TYPE_")
+    data_type = dtypes.BY_NAME.get(short)
+    if data_type is None:
+        raise ModelError(path + ("DataType",), f"'{type_name}' is not a supported DML_TENSOR_DATA_TYPE "
+                         f"(one of {dtypes.names(dtypes.ALL)})")
+
+    sizes_path = path + ("Sizes",)
+    raw_sizes = expect_array(obj["Sizes"], sizes_path)
+    if not 1 <= len(raw_sizes) <= MAX_DIMENSIONS:
+        raise ModelError(sizes_path, f"a tensor has 1 to {MAX_DIMENSIONS} dimensions, got {len(raw_sizes)}")
+    sizes = tuple(expect_uint32(s, sizes_path + (i,)) for i, s in enumerate(raw_sizes))
+    for i, s in enumerate(sizes):
+        if s == 0:
+            raise ModelError(sizes_path + (i,), "sizes must be at least 1")
+    count = 1
+    for s in sizes:
+        count *= s
+    if count > MAX_ELEMENTS:
+        raise ModelError(sizes_path, f"{count} elements do not fit in UINT32 (DirectML's limit)")
+
+    if "DimensionCount" in obj:
+        n = expect_uint32(obj["DimensionCount"], path + ("DimensionCount",))
+        if n != len(sizes):
+            raise ModelError(path + ("DimensionCount",), f"DimensionCount is {n} but Sizes has {len(sizes)} elements")
+
+    strides = None
+    if "Strides" in obj:
+        raw = expect_array(obj["Strides"], path + ("Strides",))
+        if raw:  # DxDispatch treats [] as null
+            strides = tuple(expect_uint32(s, path + ("Strides", i)) for i, s in enumerate(raw))
+            if len(strides) != len(sizes):
+                raise ModelError(path + ("Strides",), f"Strides has {len(strides)} elements, Sizes {len(sizes)}")
+            if strides != dense_strides(sizes):
+                raise ModelError(path + ("Strides",), "only packed strides "
+                                 f"{list(dense_strides(sizes))} are supported so far")
+
+    flags = 0
+    if "Flags" in obj:
+        raw_flags = obj["Flags"]
+        items = raw_flags if isinstance(raw_flags, list) else [raw_flags]
+        for i, item in enumerate(items):
+            p = path + ("Flags",) + ((i,) if isinstance(raw_flags, list) else ())
+            flags |= schema.ENUMS["DML_TENSOR_FLAGS"][
+                expect_enum(item, p, "DML_TENSOR_FLAGS", schema.ENUMS["DML_TENSOR_FLAGS"], "DML_TENSOR_FLAG")]
+
+    desc = TensorDesc(data_type, sizes, strides, flags)
+    if "TotalTensorSizeInBytes" in obj:
+        total = expect_uint64(obj["TotalTensorSizeInBytes"], path + ("TotalTensorSizeInBytes",))
+        if total:  # 0 means "compute it", as in DxDispatch
+            if total < desc.min_size_in_bytes:
+                raise ModelError(path + ("TotalTensorSizeInBytes",),
+                                 f"{total} bytes cannot hold the tensor, which needs {desc.min_size_in_bytes}")
+            desc = TensorDesc(data_type, sizes, strides, flags, total)
+    if "GuaranteedBaseOffsetAlignment" in obj:
+        align = expect_uint32(obj["GuaranteedBaseOffsetAlignment"], path + ("GuaranteedBaseOffsetAlignment",))
+        desc = TensorDesc(data_type, sizes, strides, flags, desc.total_size_in_bytes, align)
+    return desc
+
+
+def split_type_and_desc(obj: dict[str, Any], path: JsonPath, extra_keys: tuple[str, ...] = ()
+                        ) -> tuple[str, dict[str, Any], JsonPath]:
+    """`{"type": T, "desc": {...}}` or the inline form `{"type": T, ...fields}`."""
+    type_key = "Type" if "Type" in obj else "type"
+    if type_key not in obj:
+        raise ModelError(path + ("type",), "required field is missing (the operator type)")
+    type_name = expect_string(obj[type_key], path + (type_key,))
+    desc_key = "Desc" if "Desc" in obj else ("desc" if "desc" in obj else None)
+    if desc_key is None:
+        inline = {k: v for k, v in obj.items() if k != type_key and k not in extra_keys}
+        return type_name, inline, path
+    reject_unknown_keys(obj, (type_key, desc_key) + extra_keys, path, "a dispatchable")
+    return type_name, expect_object(obj[desc_key], path + (desc_key,)), path + (desc_key,)
+
+
+def parse_operator_desc(type_name: str, obj: dict[str, Any], path: JsonPath,
+                        type_path: JsonPath, fused: bool = False) -> OperatorDesc:
+    op = schema.lookup(type_name)
+    if op is None:
+        raise ModelError(type_path, f"unknown or unsupported operator type '{type_name}'")
+    if fused and not op.fusable:
+        fusable = ", ".join(s.name for s in schema.OPERATORS.values() if s.fusable)
+        raise ModelError(type_path, f"{op.full_name} cannot be a fused activation (fusable: {fusable})")
+    reject_unknown_keys(obj, [f.name for f in op.fields], path, f"DML_{op.name}_OPERATOR_DESC")
+    values: dict[str, Any] = {}
+    for f in op.fields:
+        p = path + (f.name,)
+        if f.kind in (Kind.INPUT, Kind.OUTPUT) and fused:
+            if f.name in obj:
+                raise ModelError(p, "a fused activation's tensors must be null (omit the field)")
+            values[f.name] = None
+            continue
+        if f.name not in obj:
+            if f.optional:
+                values[f.name] = None
+                continue
+            raise ModelError(p, "required field is missing")
+        values[f.name] = _parse_field(f, obj[f.name], p)
+    desc = OperatorDesc(op, values, path, obj)
+    for f in op.fields:
+        if f.kind is Kind.COUNT:
+            array = values[f.array]
+            if values[f.name] != len(array):
+                raise ModelError(path + (f.name,),
+                                 f"{f.name} is {values[f.name]} but {f.array} has {len(array)} elements")
+    return desc
+
+
+def _parse_field(f: schema.Field, value: Any, p: JsonPath) -> Any:
+    if f.kind in (Kind.INPUT, Kind.OUTPUT):
+        return parse_tensor_desc(value, p)
+    if f.kind in (Kind.UINT, Kind.COUNT):
+        return expect_uint32(value, p)
+    if f.kind is Kind.UINT_ARRAY:
+        return tuple(expect_uint32(v, p + (i,)) for i, v in enumerate(expect_array(value, p)))
+    if f.kind is Kind.ENUM:
+        assert f.enum is not None
+        return expect_enum(value, p, f.enum, schema.ENUMS[f.enum])
+    if f.kind is Kind.BOOL:
+        return expect_bool(value, p)
+    if f.kind is Kind.FLOAT:
+        return expect_float(value, p)
+    if f.kind is Kind.ACTIVATION:
+        obj = expect_object(value, p, "an operator desc object (omit the field to leave it null)")
+        type_name, inner, inner_path = split_type_and_desc(obj, p)
+        type_key = "Type" if "Type" in obj else "type"
+        return parse_operator_desc(type_name, inner, inner_path, p + (type_key,), fused=True)
+    raise AssertionError(f.kind)
+

@@ -1,0 +1,249 @@
+"""The DxDispatch JSON model: resources, dispatchables and commands, parsed and checked as a
+whole before anything runs, so that an invalid model fails before any output is written."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import lowering, ops, schema
+from .desc import OperatorDesc, parse_operator_desc, split_type_and_desc
+from .errors import JsonPath, ModelError
+from .jsonvalues import (
+    expect_array,
+    expect_bool,
+    expect_enum,
+    expect_int,
+    expect_object,
+    expect_string,
+    expect_uint32,
+    load_jsonc,
+    reject_unknown_keys,
+)
+from .resources import Resource, parse_resource
+from .schema import Kind
+
+MAX_MODEL_BYTES = 256 * 2**20
+_EXECUTION_FLAGS = {"NONE": 0, "ALLOW_HALF_PRECISION_COMPUTATION": 1, "DISABLE_META_COMMANDS": 2,
+                    "DESCRIPTORS_VOLATILE": 4}
+_BINDING_KEYS = ("name", "elementCount", "elementSizeInBytes", "elementOffset", "format",
+                 "counter", "counterOffsetBytes", "shape")
+
+
+@dataclass(frozen=True)
+class Binding:
+    resource: str
+    offset: int  # bytes from the start of the resource
+    path: JsonPath
+
+
+@dataclass
+class Dispatchable:
+    name: str
+    desc: OperatorDesc
+    init_bindings: dict[str, Binding]  # for tensors flagged OWNED_BY_DML
+    path: JsonPath
+
+
+@dataclass
+class Dispatch:
+    dispatchable: str
+    bindings: dict[str, Binding]
+    path: JsonPath
+
+
+@dataclass
+class Print:
+    resource: str
+    verbose: bool
+    path: JsonPath
+
+
+@dataclass
+class WriteFile:
+    resource: str
+    target: str
+    dimensions: tuple[int, ...] | None
+    path: JsonPath
+
+
+Command = Dispatch | Print | WriteFile
+
+
+@dataclass
+class Model:
+    path: Path
+    resources: dict[str, Resource]
+    dispatchables: dict[str, Dispatchable]
+    commands: list[Command] = field(default_factory=list)
+
+
+def load(path: str | Path) -> Model:
+    path = Path(path)
+    try:
+        if path.stat().st_size > MAX_MODEL_BYTES:
+            raise ModelError((), f"'{path}' is larger than {MAX_MODEL_BYTES >> 20} MiB")
+        text = path.read_text(encoding="utf-8-sig")
+    except OSError as e:
+        raise ModelError((), f"cannot read '{path}': {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise ModelError((), f"'{path}' is not UTF-8 text: {e.reason} at byte {e.start}") from None
+    return parse(load_jsonc(text), path.parent if str(path.parent) else Path("."), path)
+
+
+def parse(root: Any, model_dir: Path, path: Path = Path("model.json")) -> Model:
+    obj = expect_object(root, ())
+    reject_unknown_keys(obj, ["$schema", "resources", "dispatchables", "commands"], (),
+                        "a DxDispatch model")
+    for key in ("resources", "dispatchables", "commands"):
+        if key not in obj:
+            raise ModelError((key,), "required field is missing")
+    resources = {name: parse_resource(name, v, ("resources", name), model_dir)
+                 for name, v in expect_object(obj["resources"], ("resources",)).items()}
+    dispatchables = {name: _dispatchable(name, v, ("dispatchables", name), resources)
+                     for name, v in expect_object(obj["dispatchables"], ("dispatchables",)).items()}
+    model = Model(path, resources, dispatchables)
+    for i, c in enumerate(expect_array(obj["commands"], ("commands",))):
+        model.commands.append(_command(c, ("commands", i), model))
+    return model
+
+
+def _dispatchable(name: str, value: Any, path: JsonPath, resources: dict[str, Resource]) -> Dispatchable:
+    obj = expect_object(value, path)
+    type_key = "Type" if "Type" in obj else "type"
+    if isinstance(obj.get(type_key), str) and obj[type_key].lower() in ("hlsl", "onnx",
+                                                                        "dmlserializedgraph"):
+        raise ModelError(path + (type_key,), f"'{obj[type_key]}' dispatchables are not supported: "
+                         "dml2onnx compiles DirectML operator descs")
+    extra = ("bindings", "executionFlags", "dmlCompileType")
+    type_name, desc_obj, desc_path = split_type_and_desc(obj, path, extra)
+    op = schema.lookup(type_name)
+    if op is not None and op.name not in ops.MODULES:
+        raise ModelError(path + (type_key,), f"{op.full_name} is supported only as a "
+                         "FusedActivation so far")
+    desc = parse_operator_desc(type_name, desc_obj, desc_path, path + (type_key,))
+    lowering.validate(desc)
+    if "executionFlags" in obj:
+        flags = obj["executionFlags"]
+        for i, f in enumerate(flags if isinstance(flags, list) else [flags]):
+            p = path + ("executionFlags",) + ((i,) if isinstance(flags, list) else ())
+            expect_enum(f, p, "DML_EXECUTION_FLAGS", _EXECUTION_FLAGS, "DML_EXECUTION_FLAG")
+    if "dmlCompileType" in obj:
+        expect_enum(obj["dmlCompileType"], path + ("dmlCompileType",), "dmlCompileType",
+                    {"DmlCompileOp": 0, "DmlCompileGraph": 1})
+    init: dict[str, Binding] = {}
+    if "bindings" in obj:
+        init = _bindings(obj["bindings"], path + ("bindings",), desc, resources)
+    return Dispatchable(name, desc, init, path)
+
+
+def _bindings(value: Any, path: JsonPath, desc: OperatorDesc,
+              resources: dict[str, Resource]) -> dict[str, Binding]:
+    obj = expect_object(value, path)
+    points = {f.name for f in desc.schema.fields if f.kind in (Kind.INPUT, Kind.OUTPUT)}
+    out: dict[str, Binding] = {}
+    for point, v in obj.items():
+        p = path + (point,)
+        if point not in points:
+            raise ModelError(p, f"DML_{desc.schema.name} has no bind point '{point}' "
+                             f"(bind points: {', '.join(sorted(points))})")
+        tensor = desc[point]
+        if tensor is None:
+            raise ModelError(p, f"{point} is null in the desc, so nothing can be bound to it")
+        if isinstance(v, list):
+            if len(v) != 1:
+                raise ModelError(p, f"bind point '{point}' requires 1 resource, but {len(v)} were bound")
+            v, p = v[0], p + (0,)
+        out[point] = binding = _binding(v, p, resources)
+        res = resources[binding.resource]
+        room = res.size - binding.offset
+        if room < tensor.size_in_bytes:
+            raise ModelError(p, f"resource '{binding.resource}' has {max(room, 0)} bytes from offset "
+                             f"{binding.offset}, but {point} ({tensor.describe()}) needs "
+                             f"{tensor.size_in_bytes}")
+    return out
+
+
+def _binding(v: Any, p: JsonPath, resources: dict[str, Resource]) -> Binding:
+    if isinstance(v, str):
+        name, offset = v, 0
+    else:
+        obj = expect_object(v, p, "a resource name or a binding object")
+        reject_unknown_keys(obj, _BINDING_KEYS, p, "a binding")
+        if "name" not in obj:
+            raise ModelError(p + ("name",), "required field is missing")
+        name = expect_string(obj["name"], p + ("name",))
+        for key in ("elementCount", "elementSizeInBytes", "elementOffset", "counterOffsetBytes"):
+            if key in obj:
+                expect_int(obj[key], p + (key,), 0, 2**64 - 1, "UINT64")
+        element_offset = obj.get("elementOffset", 0)
+        element_size = obj.get("elementSizeInBytes", 0)
+        if not element_size and element_offset:
+            res = resources.get(name)
+            if res is None or res.data_type is None:
+                raise ModelError(p + ("elementSizeInBytes",), "required with elementOffset when "
+                                 "the resource has no known data type")
+            element_size = res.data_type.size
+        offset = element_offset * element_size
+    if name not in resources:
+        raise ModelError(p, f"unknown resource '{name}'")
+    return Binding(name, offset, p)
+
+
+def _command(value: Any, path: JsonPath, model: Model) -> Command:
+    obj = expect_object(value, path)
+    if "type" not in obj:
+        raise ModelError(path + ("type",), "required field is missing")
+    kind = expect_string(obj["type"], path + ("type",)).lower()
+    if kind == "dispatch":
+        reject_unknown_keys(obj, ["type", "dispatchable", "bindings"], path, "a dispatch command")
+        for key in ("dispatchable", "bindings"):
+            if key not in obj:
+                raise ModelError(path + (key,), "required field is missing")
+        name = expect_string(obj["dispatchable"], path + ("dispatchable",))
+        d = model.dispatchables.get(name)
+        if d is None:
+            raise ModelError(path + ("dispatchable",), f"unknown dispatchable '{name}'")
+        bindings = _bindings(obj["bindings"], path + ("bindings",), d.desc, model.resources)
+        for f in d.desc.schema.fields:
+            if f.kind in (Kind.INPUT, Kind.OUTPUT) and d.desc[f.name] is not None \
+                    and f.name not in bindings and f.name not in d.init_bindings:
+                raise ModelError(path + ("bindings", f.name), f"{f.name} of '{name}' is not bound")
+        return Dispatch(name, bindings, path)
+    if kind in ("print", "writefile"):
+        keys = ["type", "resource"] + (["verbose"] if kind == "print" else ["targetPath", "dimensions"])
+        reject_unknown_keys(obj, keys, path, f"a {obj['type']} command")
+        if "resource" not in obj:
+            raise ModelError(path + ("resource",), "required field is missing")
+        name = expect_string(obj["resource"], path + ("resource",))
+        res = model.resources.get(name)
+        if res is None:
+            raise ModelError(path + ("resource",), f"unknown resource '{name}'")
+        if kind == "print":
+            if res.data_type is None:
+                raise ModelError(path + ("resource",), f"resource '{name}' has no data type to print")
+            verbose = expect_bool(obj.get("verbose", False), path + ("verbose",))
+            return Print(name, verbose, path)
+        return _write_file(obj, path, res)
+    raise ModelError(path + ("type",), f"unknown command '{obj['type']}' (dispatch, print, writeFile)")
+
+
+def _write_file(obj: dict[str, Any], path: JsonPath, res: Resource) -> WriteFile:
+    if "targetPath" not in obj:
+        raise ModelError(path + ("targetPath",), "required field is missing")
+    target = expect_string(obj["targetPath"], path + ("targetPath",))
+    if not target:
+        raise ModelError(path + ("targetPath",), "must not be empty")
+    dims = None
+    if "dimensions" in obj:
+        p = path + ("dimensions",)
+        dims = tuple(expect_uint32(d, p + (i,)) for i, d in enumerate(expect_array(obj["dimensions"], p)))
+    if target.lower().endswith(".npy"):
+        if res.data_type is None:
+            raise ModelError(path + ("resource",), f"resource '{res.name}' has no data type for .npy")
+        if dims is not None and math.prod(dims) * res.data_type.size > res.size:
+            raise ModelError(path + ("dimensions",), f"{list(dims)} needs more than the "
+                             f"{res.size} bytes of resource '{res.name}'")
+    return WriteFile(res.name, target, dims, path)

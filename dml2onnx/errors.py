@@ -1,0 +1,54 @@
+"""User-facing errors. A `ModelError` means the input is invalid (exit status 2);
+a `RuntimeFailure` means valid input could not be executed (exit status 1)."""
+
+from __future__ import annotations
+
+import json
+import re
+
+PathPart = str | int
+JsonPath = tuple[PathPart, ...]
+
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
+
+
+def format_path(path: JsonPath) -> str:
+    """`("dispatchables", "argmax", "desc", "Axes", 1)` -> `dispatchables.argmax.desc.Axes[1]`."""
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _PLAIN_KEY.match(part):
+            out += f".{part}" if out else part
+        else:
+            out += f"[{json.dumps(part)}]"
+    return out or "(model)"
+
+
+class Dml2OnnxError(Exception):
+    """Base of the errors the command line reports as one line."""
+
+    exit_status = 1
+
+
+class ModelError(Dml2OnnxError):
+    """The model (JSON, desc or file it names) breaks a rule. Exit status 2."""
+
+    exit_status = 2
+
+    def __init__(self, path: JsonPath, rule: str) -> None:
+        self.path = tuple(path)
+        self.rule = rule
+        super().__init__(f"{format_path(self.path)}: {rule}")
+
+
+class UsageError(Dml2OnnxError):
+    """A command-line argument is invalid. Exit status 2."""
+
+    exit_status = 2
+
+
+class RuntimeFailure(Dml2OnnxError):
+    """A valid model could not be executed (missing EP, ONNX Runtime error). Exit status 1."""
+
+    exit_status = 1

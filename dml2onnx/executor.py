@@ -1,0 +1,107 @@
+"""Executing a DxDispatch model's commands on one ONNX Runtime execution provider."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import TextIO
+
+import numpy as np
+
+from . import lowering, runtime
+from .builder import DEFAULT_OPSET
+from .dxdispatch import Binding, Dispatch, Model, Print, WriteFile
+from .files import npy_bytes, write_atomic
+from .printing import format_print
+from .tensor import TensorDesc
+
+
+def read_tensor(buffer: bytearray | bytes, offset: int, tensor: TensorDesc) -> np.ndarray:
+    """The tensor's elements from a bound buffer region (the bytes are reinterpreted)."""
+    return np.frombuffer(buffer, dtype=tensor.data_type.numpy, count=tensor.element_count,
+                         offset=offset).reshape(tensor.sizes).copy()
+
+
+def write_tensor(buffer: bytearray, offset: int, values: np.ndarray) -> None:
+    data = np.ascontiguousarray(values).tobytes()
+    buffer[offset:offset + len(data)] = data
+
+
+class Executor:
+    def __init__(self, model: Model, ep: str = "cpu", opset: int = DEFAULT_OPSET,
+                 out: TextIO = sys.stdout, log: TextIO = sys.stderr) -> None:
+        self.model, self.out, self.log = model, out, log
+        self.ep = runtime.resolve(ep)
+        self.opset = opset
+        self.buffers = {name: r.new_buffer() for name, r in model.resources.items()}
+        self.sessions: dict[str, runtime.Session] = {}
+        # Tensors bound at initialization (OWNED_BY_DML) take the resources' initial contents.
+        self.init_values = {
+            (d.name, point): read_tensor(self.buffers[b.resource], b.offset, d.desc.tensor(point))
+            for d in model.dispatchables.values() for point, b in d.init_bindings.items()}
+
+    def session(self, name: str) -> runtime.Session:
+        if name not in self.sessions:
+            d = self.model.dispatchables[name]
+            self.sessions[name] = runtime.create(lowering.lower(d.desc, name, self.opset), name, self.ep)
+        return self.sessions[name]
+
+    def run(self) -> None:
+        self.log.write(f"dml2onnx: running '{self.model.path}' on {runtime.PROVIDERS[self.ep]}\n")
+        # Compile every dispatched operator first, as DxDispatch initializes them up front.
+        for cmd in self.model.commands:
+            if isinstance(cmd, Dispatch):
+                self.session(cmd.dispatchable)
+        for cmd in self.model.commands:
+            if isinstance(cmd, Dispatch):
+                self.dispatch(cmd)
+            elif isinstance(cmd, Print):
+                self.print(cmd)
+            else:
+                self.write_file(cmd)
+
+    def inputs(self, cmd: Dispatch) -> dict[str, np.ndarray]:
+        d = self.model.dispatchables[cmd.dispatchable]
+        feeds = {}
+        for point in lowering.input_names(d.desc):
+            b = cmd.bindings.get(point)
+            feeds[point] = self.init_values[(d.name, point)] if b is None else \
+                read_tensor(self.buffers[b.resource], b.offset, d.desc.tensor(point))
+        return feeds
+
+    def dispatch(self, cmd: Dispatch) -> None:
+        session = self.session(cmd.dispatchable)
+        feeds = self.inputs(cmd)
+        start = time.perf_counter()
+        result = session.run(feeds)
+        ms = (time.perf_counter() - start) * 1e3
+        d = self.model.dispatchables[cmd.dispatchable]
+        out: Binding = cmd.bindings.get("OutputTensor") or d.init_bindings["OutputTensor"]
+        write_tensor(self.buffers[out.resource], out.offset, result)
+        self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iterations, {ms:.4f} ms "
+                       f"({runtime.PROVIDERS[self.ep]})\n")
+
+    def resource_values(self, name: str, count: int | None = None) -> np.ndarray:
+        res = self.model.resources[name]
+        assert res.data_type is not None
+        n = res.print_count if count is None else count
+        return np.frombuffer(self.buffers[name], dtype=res.data_type.numpy, count=n)
+
+    def print(self, cmd: Print) -> None:
+        self.out.write(format_print(cmd.resource, self.resource_values(cmd.resource), cmd.verbose))
+        self.out.flush()
+
+    def write_file(self, cmd: WriteFile) -> None:
+        res = self.model.resources[cmd.resource]
+        target = Path(cmd.target)
+        if target.suffix.lower() == ".npy":
+            assert res.data_type is not None
+            shape = cmd.dimensions if cmd.dimensions is not None else (res.size // res.data_type.size,)
+            values = self.resource_values(cmd.resource, int(np.prod(shape, dtype=np.int64)))
+            descr = values.dtype.newbyteorder("<").str
+            data = npy_bytes(values.astype(descr).tobytes(), descr, tuple(shape))
+        else:
+            data = bytes(self.buffers[cmd.resource])
+        write_atomic(target, data)
+        self.log.write(f"Resource '{cmd.resource}' written to '{target.resolve()}'\n")

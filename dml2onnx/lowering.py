@@ -1,0 +1,56 @@
+"""A validated desc -> a checker-clean onnx.ModelProto with static shapes and exact types."""
+
+from __future__ import annotations
+
+import json
+
+import onnx
+from onnx import helper
+
+from . import __version__, ops
+from .builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, GraphBuilder
+from .desc import OperatorDesc
+from .errors import UsageError
+from .schema import Kind
+
+TARGETS = ("portable",)
+
+
+def validate(desc: OperatorDesc) -> None:
+    ops.MODULES[desc.schema.name].validate(desc)
+
+
+def input_names(desc: OperatorDesc) -> list[str]:
+    """The desc's input tensor fields that are set, in struct order: the graph's inputs."""
+    return [f.name for f in desc.schema.tensor_fields(Kind.INPUT) if desc[f.name] is not None]
+
+
+def lower(desc: OperatorDesc, name: str, opset: int = DEFAULT_OPSET,
+          target: str = "portable") -> onnx.ModelProto:
+    """Lower one validated desc. `name` (the dispatchable) prefixes every node name."""
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise UsageError(f"--opset must be in [{MIN_OPSET}, {MAX_OPSET}], got {opset}")
+    b = GraphBuilder(name, opset)
+    values = {n: b.add_input(n, desc.tensor(n).data_type, desc.tensor(n).sizes)
+              for n in input_names(desc)}
+    module = ops.MODULES[desc.schema.name]
+    result = module.lower(desc, b, values)
+    out = desc.tensor("OutputTensor")
+    b.set_output(result, "OutputTensor", out.data_type, out.sizes)
+    graph = b.graph(name, f"{desc.schema.full_name} lowered by dml2onnx {__version__}")
+    opsets = [helper.make_opsetid("", opset)]
+    model = helper.make_model(graph, opset_imports=opsets, producer_name="dml2onnx",
+                              producer_version=__version__,
+                              ir_version=helper.find_min_ir_version_for(opsets))
+    model.doc_string = f"DirectML {desc.schema.full_name} '{name}'"
+    helper.set_model_props(model, {
+        "dml2onnx.version": __version__,
+        "dml2onnx.operator": desc.schema.full_name,
+        "dml2onnx.target": target,
+        "dml2onnx.opset": str(opset),
+        "dml2onnx.desc": json.dumps(desc.source, sort_keys=True),
+    })
+    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
+                                              data_prop=True)
+    onnx.checker.check_model(model, full_check=True)
+    return model

@@ -1,0 +1,166 @@
+"""Rules and lowering steps shared by several operators."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import GraphBuilder
+from ..desc import OperatorDesc
+from ..errors import ModelError
+
+# -- validation -----------------------------------------------------------------------------
+
+
+def check_types(desc: OperatorDesc, name: str, allowed: Sequence[dtypes.DataType]) -> None:
+    t = desc.optional_tensor(name)
+    if t is not None and t.data_type not in allowed:
+        raise ModelError(desc.at(name, "DataType"),
+                         f"{name} of DML_{desc.schema.name} must be {dtypes.names(tuple(allowed))}, "
+                         f"not {t.data_type}")
+
+
+def check_rank(desc: OperatorDesc, name: str, lo: int, hi: int) -> None:
+    t = desc.optional_tensor(name)
+    if t is not None and not lo <= t.rank <= hi:
+        counts = str(lo) if lo == hi else f"{lo} to {hi}"
+        raise ModelError(desc.at(name, "Sizes"),
+                         f"{name} of DML_{desc.schema.name} must have {counts} dimensions, not {t.rank}")
+
+
+def check_same_type(desc: OperatorDesc, name: str, other: str) -> None:
+    a, b = desc.optional_tensor(name), desc.tensor(other)
+    if a is not None and a.data_type != b.data_type:
+        raise ModelError(desc.at(name, "DataType"),
+                         f"{name} and {other} must have the same DataType ({a.data_type} vs {b.data_type})")
+
+
+def check_same_rank(desc: OperatorDesc, name: str, other: str) -> None:
+    a, b = desc.optional_tensor(name), desc.tensor(other)
+    if a is not None and a.rank != b.rank:
+        raise ModelError(desc.at(name, "Sizes"),
+                         f"{name} and {other} must have the same DimensionCount ({a.rank} vs {b.rank})")
+
+
+def check_same_sizes(desc: OperatorDesc, name: str, other: str) -> None:
+    check_same_rank(desc, name, other)
+    a, b = desc.tensor(name), desc.tensor(other)
+    if a.sizes != b.sizes:
+        raise ModelError(desc.at(name, "Sizes"),
+                         f"{name} and {other} must have the same Sizes ({list(a.sizes)} vs {list(b.sizes)})")
+
+
+def check_axes(desc: OperatorDesc, rank: int, field: str = "Axes") -> tuple[int, ...]:
+    """Axes must be non-empty, unique and in [0, rank-1]. Returns them in ascending order."""
+    axes: tuple[int, ...] = desc[field]
+    if not axes:
+        raise ModelError(desc.at(field), "at least one axis is required")
+    seen: set[int] = set()
+    for i, a in enumerate(axes):
+        if a >= rank:
+            raise ModelError(desc.at(field, i), f"axis {a} is out of range [0, {rank - 1}]")
+        if a in seen:
+            raise ModelError(desc.at(field, i), f"axis {a} appears more than once")
+        seen.add(a)
+    return tuple(sorted(axes))
+
+
+def check_reduced_sizes(desc: OperatorDesc, axes: Sequence[int], name: str = "OutputTensor",
+                        source: str = "InputTensor") -> None:
+    """Output sizes equal the input's, except 1 on every reduced axis."""
+    check_same_rank(desc, name, source)
+    out, src = desc.tensor(name), desc.tensor(source)
+    for i, (o, s) in enumerate(zip(out.sizes, src.sizes, strict=True)):
+        want = 1 if i in axes else s
+        if o != want:
+            why = "a reduced axis" if i in axes else f"{source}.Sizes[{i}]"
+            raise ModelError(desc.at(name, "Sizes", i), f"must be {want} ({why}), not {o}")
+
+
+# -- lowering: reductions over a joint set of axes -----------------------------------------
+
+
+@dataclass(frozen=True)
+class JointAxes:
+    """How to turn a reduction over several axes into one over a single axis.
+
+    Contiguous axes are merged in place by a Reshape; other sets are first moved to the end by a
+    Transpose (kept axes in order, then the reduced axes ascending) and merged there. The merged
+    axis enumerates the reduced coordinates in row-major order of ascending axes, which is the
+    order DirectML's reduced index uses.
+    """
+
+    shape: tuple[int, ...]
+    axes: tuple[int, ...]  # ascending
+
+    @property
+    def contiguous(self) -> bool:
+        return self.axes[-1] - self.axes[0] + 1 == len(self.axes)
+
+    @property
+    def perm(self) -> tuple[int, ...] | None:
+        if self.contiguous:
+            return None
+        kept = tuple(i for i in range(len(self.shape)) if i not in self.axes)
+        return kept + self.axes
+
+    @property
+    def moved_shape(self) -> tuple[int, ...]:
+        perm = self.perm
+        return self.shape if perm is None else tuple(self.shape[i] for i in perm)
+
+    @property
+    def reduced_size(self) -> int:
+        return math.prod(self.shape[a] for a in self.axes)
+
+    @property
+    def merged_shape(self) -> tuple[int, ...]:
+        if self.contiguous:
+            first, last = self.axes[0], self.axes[-1]
+            return self.shape[:first] + (self.reduced_size,) + self.shape[last + 1:]
+        kept = len(self.shape) - len(self.axes)
+        return self.moved_shape[:kept] + (self.reduced_size,)
+
+    @property
+    def axis(self) -> int:
+        """The single axis of `merged_shape` that holds the reduced coordinates."""
+        return self.axes[0] if self.contiguous else len(self.shape) - len(self.axes)
+
+    def merge(self, b: GraphBuilder, x: str) -> str:
+        perm = self.perm
+        if perm is not None:
+            x = b.transpose(x, perm, "move_axes_last",
+                            f"moves the reduced axes {list(self.axes)} to the end")
+        if self.merged_shape != self.moved_shape:
+            x = b.reshape(x, self.merged_shape, "merge_axes",
+                          f"joins the reduced axes {list(self.axes)} into one axis")
+        return x
+
+    def unmerge(self, b: GraphBuilder, y: str) -> str:
+        """Inverse of `merge` for a tensor of `merged_shape` (same size on the merged axis)."""
+        if self.merged_shape != self.moved_shape:
+            y = b.reshape(y, self.moved_shape, "split_axes", "splits the merged axis again")
+        perm = self.perm
+        if perm is not None:
+            inverse = [perm.index(i) for i in range(len(perm))]
+            y = b.transpose(y, inverse, "restore_axes", "puts the axes back in their order")
+        return y
+
+
+def merge_axes_reference(x: np.ndarray, axes: Sequence[int]) -> tuple[np.ndarray, JointAxes]:
+    """numpy: the input with its reduced axes moved last and flattened (row-major), 2-D."""
+    plan = JointAxes(x.shape, tuple(sorted(axes)))
+    kept = [i for i in range(x.ndim) if i not in plan.axes]
+    moved = np.transpose(x, kept + list(plan.axes))
+    return moved.reshape(-1, plan.reduced_size), plan
+
+
+def unmerge_reference(y2d: np.ndarray, plan: JointAxes) -> np.ndarray:
+    kept = [i for i in range(len(plan.shape)) if i not in plan.axes]
+    order = kept + list(plan.axes)
+    moved = y2d.reshape([plan.shape[i] for i in order])
+    return np.transpose(moved, np.argsort(order))

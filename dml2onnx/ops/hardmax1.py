@@ -1,0 +1,59 @@
+"""DML_OPERATOR_ACTIVATION_HARDMAX1: 1 at the first maximum over the joint Axes, 0 elsewhere."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import GraphBuilder
+from ..desc import OperatorDesc
+from . import common
+
+TYPES = (dtypes.FLOAT32, dtypes.FLOAT16)
+
+
+def validate(desc: OperatorDesc) -> None:
+    common.check_types(desc, "InputTensor", TYPES)
+    common.check_types(desc, "OutputTensor", TYPES)
+    common.check_rank(desc, "InputTensor", 1, 8)
+    common.check_same_type(desc, "OutputTensor", "InputTensor")
+    common.check_same_sizes(desc, "OutputTensor", "InputTensor")
+    common.check_axes(desc, desc.tensor("InputTensor").rank)
+
+
+def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    # ArgMax (first maximum) + OneHot: exact on ties, runs on every EP. ONNX Hardmax is absent
+    # from the CUDA EP, and ReduceMax + Equal marks every tied maximum.
+    x = desc.tensor("InputTensor")
+    plan = common.JointAxes(x.sizes, tuple(sorted(desc["Axes"])))
+    merged = plan.merge(b, inputs["InputTensor"])
+    axis = plan.axis
+    if len(plan.merged_shape) == 1:  # every axis reduced: OneHot needs indices of rank >= 1
+        merged = b.reshape(merged, [1, plan.reduced_size], "as_row", "one row, for OneHot")
+        axis = 1
+    index = b.node("ArgMax", [merged], "argmax", "index of the first maximum over the axes",
+                   axis=axis, keepdims=0, select_last_index=0)
+    y = one_hot_01(b, index, plan.reduced_size, axis, x.data_type)
+    if axis != plan.axis:
+        y = b.reshape(y, plan.merged_shape, "from_row", "back from one row")
+    return plan.unmerge(b, y)
+
+
+def one_hot_01(b: GraphBuilder, index: str, depth: int, axis: int, dtype: dtypes.DataType) -> str:
+    """OneHot of int64 `index` with 0/1 values of a float type, in a type combination that the
+    CPU, CUDA and DirectML EPs all register: (int32, int32, float) and (int64, int64, float16)."""
+    index_type = dtypes.INT32 if dtype == dtypes.FLOAT32 else dtypes.INT64
+    if index_type != dtypes.INT64:
+        index = b.cast(index, index_type, "index_cast", f"indices as {index_type} for OneHot")
+    depth_value = b.scalar(depth, index_type, "depth")
+    values = b.const(np.array([0, 1], dtype=dtype.numpy), "off_on")
+    return b.node("OneHot", [index, depth_value, values], "one_hot",
+                  "1 at the maximum's index, 0 elsewhere", axis=axis)
+
+
+def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    x = inputs["InputTensor"]
+    flat, plan = common.merge_axes_reference(x, desc["Axes"])
+    out = np.zeros(flat.shape, dtype=x.dtype)
+    out[np.arange(flat.shape[0]), np.argmax(flat, axis=1)] = 1  # np.argmax: first maximum
+    return common.unmerge_reference(out, plan)

@@ -1,0 +1,257 @@
+"""DxDispatch `resources`: byte buffers and their initializers (array, list, constant,
+sequence, .npy and raw files)."""
+
+from __future__ import annotations
+
+import ast
+import math
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from . import dtypes, halfconv
+from .errors import JsonPath, ModelError
+from .jsonvalues import (
+    expect_enum,
+    expect_float,
+    expect_int,
+    expect_object,
+    expect_string,
+    expect_uint32,
+    expect_uint64,
+    reject_unknown_keys,
+)
+
+MAX_BUFFER_BYTES = 4 * 2**30  # DirectML's largest buffer: 4 GiB
+_KEYS = ("initialValuesDataType", "initialValues", "sizeInBytes", "initialValuesOffsetInBytes")
+_DATA_TYPES = {t.name: t.numpy for t in dtypes.ALL} | {"UNKNOWN": None}
+
+
+@dataclass
+class Resource:
+    name: str
+    data_type: dtypes.DataType | None  # None: UNKNOWN (a mixed list)
+    initial: bytes  # the initializer's bytes, written at offset 0
+    size: int  # sizeInBytes
+
+    @property
+    def print_count(self) -> int:
+        """DxDispatch prints the initial data's element count (no padding)."""
+        assert self.data_type is not None
+        return len(self.initial) // self.data_type.size
+
+    def new_buffer(self) -> bytearray:
+        buf = bytearray(self.size)
+        buf[: len(self.initial)] = self.initial
+        return buf
+
+
+def parse_resource(name: str, value: Any, path: JsonPath, model_dir: Path) -> Resource:
+    obj = expect_object(value, path)
+    reject_unknown_keys(obj, _KEYS, path, "a buffer resource")
+    dtype: dtypes.DataType | None = None
+    if "initialValuesDataType" in obj:
+        p = path + ("initialValuesDataType",)
+        short = expect_enum(obj["initialValuesDataType"], p, "DML_TENSOR_DATA_TYPE", _DATA_TYPES)
+        dtype = dtypes.BY_NAME.get(short)
+    if "initialValues" not in obj:
+        raise ModelError(path + ("initialValues",), "required field is missing")
+    data, dtype = _initial_bytes(obj["initialValues"], dtype, path, model_dir)
+    if not data:
+        raise ModelError(path + ("initialValues",), "'initialValues' must be non-empty")
+    offset = 0
+    if "initialValuesOffsetInBytes" in obj:
+        offset = expect_uint64(obj["initialValuesOffsetInBytes"], path + ("initialValuesOffsetInBytes",))
+    if "sizeInBytes" in obj:
+        size = expect_uint64(obj["sizeInBytes"], path + ("sizeInBytes",))
+        if size < len(data) + offset:
+            raise ModelError(path + ("sizeInBytes",), f"{size} bytes are too small for the "
+                             f"{len(data)} initial bytes at offset {offset}")
+    else:
+        size = (len(data) + 3) & ~3
+    if size > MAX_BUFFER_BYTES:
+        raise ModelError(path + ("sizeInBytes",), f"{size} bytes exceed the 4 GiB buffer limit")
+    return Resource(name, dtype, data, size)
+
+
+def _need_type(dtype: dtypes.DataType | None, path: JsonPath, what: str) -> dtypes.DataType:
+    if dtype is None:
+        raise ModelError(path + ("initialValuesDataType",), f"a known data type is required for {what}")
+    return dtype
+
+
+def _initial_bytes(init: Any, dtype: dtypes.DataType | None, path: JsonPath,
+                   model_dir: Path) -> tuple[bytes, dtypes.DataType | None]:
+    """The initial bytes, and the data type (a .npy file brings its own)."""
+    p = path + ("initialValues",)
+    if isinstance(init, str):
+        raise ModelError(p, "only arrays and objects are supported here "
+                         "('deferred' belongs to ONNX dispatchables, which dml2onnx does not run)")
+    if isinstance(init, list):
+        if dtype is None:
+            return _mixed_list(init, p), None
+        return encode([element(v, dtype, p + (i,)) for i, v in enumerate(init)], dtype), dtype
+    obj = expect_object(init, p, "an array or an object")
+    if "sourcePath" in obj:
+        reject_unknown_keys(obj, ["sourcePath"], p, "a file initializer")
+        return _file_bytes(expect_string(obj["sourcePath"], p + ("sourcePath",)), dtype, p, model_dir)
+    if "value" in obj:
+        reject_unknown_keys(obj, ["valueCount", "value"], p, "a constant initializer")
+        dtype = _need_type(dtype, path, "a constant initializer")
+        count = _count(obj, p, dtype)
+        return encode([element(obj["value"], dtype, p + ("value",))], dtype) * count, dtype
+    if "valueStart" in obj:
+        reject_unknown_keys(obj, ["valueCount", "valueStart", "valueDelta"], p, "a sequence initializer")
+        dtype = _need_type(dtype, path, "a sequence initializer")
+        count = _count(obj, p, dtype)
+        if "valueDelta" not in obj:
+            raise ModelError(p + ("valueDelta",), "required field is missing")
+        start = element(obj["valueStart"], dtype, p + ("valueStart",))
+        delta = element(obj["valueDelta"], dtype, p + ("valueDelta",))
+        return _sequence(start, delta, count, dtype), dtype
+    raise ModelError(p, "unknown initializer: expected an array, or an object with 'value', "
+                     "'valueStart' or 'sourcePath'")
+
+
+def _count(obj: dict[str, Any], p: JsonPath, dtype: dtypes.DataType) -> int:
+    if "valueCount" not in obj:
+        raise ModelError(p + ("valueCount",), "required field is missing")
+    count = expect_uint32(obj["valueCount"], p + ("valueCount",))
+    if count * dtype.size > MAX_BUFFER_BYTES:
+        raise ModelError(p + ("valueCount",), f"{count} values exceed the 4 GiB buffer limit")
+    return count
+
+
+def element(value: Any, dtype: dtypes.DataType, path: JsonPath) -> float | int:
+    """One JSON value as an element of `dtype` (DxDispatch's per-type rules)."""
+    if dtype.is_float:
+        return expect_float(value, path)
+    info = np.iinfo(dtype.numpy)
+    return expect_int(value, path, int(info.min), int(info.max), dtype.name)
+
+
+def encode(values: list[float | int], dtype: dtypes.DataType) -> bytes:
+    if dtype == dtypes.FLOAT16:
+        return halfconv.to_float16(values).tobytes()
+    with np.errstate(over="ignore"):
+        return np.array(values, dtype=np.float64 if dtype.is_float else object).astype(dtype.numpy).tobytes()
+
+
+def _sequence(start: float | int, delta: float | int, count: int, dtype: dtypes.DataType) -> bytes:
+    """value, value + delta, ... accumulated in the target type, as DxDispatch does."""
+    if dtype.is_float:
+        out = np.empty(count, dtype=dtype.numpy)
+        v = np.frombuffer(encode([start], dtype), dtype.numpy)[0]
+        d = np.frombuffer(encode([delta], dtype), dtype.numpy)[0]
+        with np.errstate(over="ignore", invalid="ignore"):
+            for i in range(count):
+                out[i] = v
+                v = halfconv.to_float16(np.float32(v) + np.float32(d))[()] \
+                    if dtype == dtypes.FLOAT16 else v + d
+        return out.tobytes()
+    modulus = 2 ** (8 * dtype.size)
+    seq = (int(start) + int(delta) * np.arange(count, dtype=object)) % modulus
+    return seq.astype(np.uint64).astype(dtype.numpy).tobytes() if count else b""
+
+
+_LIST_TYPES = {t.name: t for t in dtypes.ALL if t != dtypes.FLOAT16}
+
+
+def _mixed_list(items: list[Any], p: JsonPath) -> bytes:
+    """initialValuesDataType UNKNOWN: `[{"type": "UINT8", "value": 15}, ...]`, packed."""
+    out = bytearray()
+    for i, item in enumerate(items):
+        ip = p + (i,)
+        obj = expect_object(item, ip)
+        reject_unknown_keys(obj, ["type", "value", "name"], ip, "a list element")
+        if "type" not in obj or "value" not in obj:
+            raise ModelError(ip, "a list element needs 'type' and 'value'")
+        short = expect_enum(obj["type"], ip + ("type",), "DML_TENSOR_DATA_TYPE",
+                            {k: 0 for k in _LIST_TYPES})
+        t = _LIST_TYPES[short]
+        out += encode([element(obj["value"], t, ip + ("value",))], t)
+    return bytes(out)
+
+
+def _resolve(source: str, model_dir: Path) -> Path:
+    """Relative to the model's folder if the file is there, else to the current folder."""
+    path = Path(source)
+    if not path.is_absolute() and (model_dir / path).exists():
+        return model_dir / path
+    return path
+
+
+def _file_bytes(source: str, dtype: dtypes.DataType | None, p: JsonPath,
+                model_dir: Path) -> tuple[bytes, dtypes.DataType | None]:
+    sp = p + ("sourcePath",)
+    path = _resolve(source, model_dir)
+    suffix = path.suffix.lower()
+    if suffix in (".jpg", ".jpeg", ".png"):
+        raise ModelError(sp, "image initializers are not supported by dml2onnx")
+    try:
+        size = path.stat().st_size
+        if size > MAX_BUFFER_BYTES + 4096:
+            raise ModelError(sp, f"'{source}' is larger than the 4 GiB buffer limit")
+        raw = path.read_bytes()
+    except OSError as e:
+        raise ModelError(sp, f"cannot read '{source}': {e.strerror or e}") from None
+    if suffix != ".npy":
+        return raw, _need_type(dtype, p[:-1], "a raw file initializer")
+    file_type, data = read_npy(raw, sp, source)
+    if dtype is not None and dtype != file_type:
+        raise ModelError(p[:-1] + ("initialValuesDataType",),
+                         f"is {dtype} but '{source}' holds {file_type}")
+    return data, file_type
+
+
+_NPY_MAGIC = b"\x93NUMPY"
+
+
+def read_npy(raw: bytes, p: JsonPath, source: str) -> tuple[dtypes.DataType, bytes]:
+    """The data type and the bytes after the header; pickles (object arrays) are refused."""
+    def bad(why: str) -> ModelError:
+        return ModelError(p, f"'{source}' is not a valid .npy file: {why}")
+
+    if not raw.startswith(_NPY_MAGIC) or len(raw) < 10:
+        raise bad("missing the NUMPY magic")
+    major = raw[6]
+    if major == 1:
+        (hlen,), start = struct.unpack("<H", raw[8:10]), 10
+    elif major in (2, 3):
+        if len(raw) < 12:
+            raise bad("truncated header")
+        (hlen,), start = struct.unpack("<I", raw[8:12]), 12
+    else:
+        raise bad(f"format version {major} is not supported")
+    if start + hlen > len(raw):
+        raise bad("truncated header")
+    try:
+        header = ast.literal_eval(raw[start:start + hlen].decode("latin1"))
+        descr, fortran, shape = header["descr"], header["fortran_order"], header["shape"]
+        np_type = np.dtype(descr)
+    except Exception:  # any malformed header is the file's fault, not ours
+        raise bad("malformed header") from None
+    if fortran:
+        raise bad("Fortran-ordered arrays are not supported")
+    if np_type.hasobject or np_type.fields is not None or np_type.subdtype is not None:
+        raise bad(f"dtype {descr!r} is not a plain numeric type (pickles are refused)")
+    if np_type.kind == "b":
+        np_type = np.dtype(np.int8)  # as DxDispatch: bool reads as INT8
+    dtype = dtypes.BY_NUMPY.get(np_type.newbyteorder("="))
+    if dtype is None:
+        raise bad(f"dtype {descr!r} has no DirectML data type")
+    data = raw[start + hlen:]
+    if np_type.byteorder == ">":
+        data = np.frombuffer(data[: len(data) // dtype.size * dtype.size],
+                             np_type).astype(dtype.numpy).tobytes()
+    if not isinstance(shape, tuple) or not all(isinstance(d, int) and d >= 0 for d in shape):
+        raise bad("malformed shape")
+    expected = math.prod(shape) * dtype.size
+    if expected > MAX_BUFFER_BYTES:
+        raise bad("the array is larger than the 4 GiB buffer limit")
+    if len(data) < expected:
+        data += bytes(expected - len(data))  # DxDispatch zero-pads a short file
+    return dtype, data

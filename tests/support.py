@@ -1,0 +1,61 @@
+"""Shared test helpers: build a desc from JSON, lower it, run it on ORT's CPU EP, and run
+the command line in-process."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from typing import Any
+
+import numpy as np
+
+from dml2onnx import cli, lowering, ops, runtime
+from dml2onnx.desc import OperatorDesc, parse_operator_desc
+
+
+def tensor(dtype: str, sizes: list[int] | tuple[int, ...]) -> dict[str, Any]:
+    return {"DataType": dtype, "Sizes": list(sizes)}
+
+
+def make_desc(op: str, fields: dict[str, Any]) -> OperatorDesc:
+    desc = parse_operator_desc(op, fields, ("desc",), ("type",))
+    lowering.validate(desc)
+    return desc
+
+
+def run_lowered(desc: OperatorDesc, inputs: dict[str, np.ndarray], opset: int | None = None,
+                ep: str = "cpu") -> np.ndarray:
+    model = lowering.lower(desc, "test", **({"opset": opset} if opset else {}))
+    return runtime.create(model, "test", ep).run(inputs)
+
+
+def lowered_and_reference(op: str, fields: dict[str, Any], inputs: dict[str, np.ndarray],
+                          opset: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    desc = make_desc(op, fields)
+    got = run_lowered(desc, inputs, opset)
+    want = ops.MODULES[desc.schema.name].reference(desc, inputs)
+    out = desc.tensor("OutputTensor")
+    assert got.dtype == out.data_type.numpy, (got.dtype, out.data_type)
+    assert got.shape == out.sizes, (got.shape, out.sizes)
+    return got, want
+
+
+def run_cli(*args: str) -> tuple[int, str, str]:
+    """(exit status, stdout, stderr) of `dml2onnx ARGS`, in-process."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = cli.main(list(args))
+        except SystemExit as e:  # argparse usage errors and --help
+            status = int(e.code or 0)
+    return status, out.getvalue(), err.getvalue()
+
+
+def printed(stdout: str) -> dict[str, list[float]]:
+    """`Resource 'NAME': 1, 2` lines -> {NAME: [1.0, 2.0]}."""
+    result = {}
+    for line in stdout.splitlines():
+        if line.startswith("Resource '"):
+            name, _, values = line[len("Resource '"):].partition("': ")
+            result[name] = [float(v) for v in values.split(", ")]
+    return result
