@@ -47,8 +47,7 @@ class GraphBuilder:
         """Make `value` the graph output `name`, renaming its producer's output."""
         producer = next((n for n in self.nodes if value in n.output), None)
         if producer is None:  # a graph input or initializer passed straight through
-            self.node("Identity", [value], "output", "passes the value to the output",
-                      outputs=[name])
+            self.node("Identity", [value], "output", "passes the value to the output", outputs=[name])
         else:
             for i, out in enumerate(producer.output):
                 if out == value:
@@ -60,21 +59,28 @@ class GraphBuilder:
         self._used.add(name)
         self.outputs.append(helper.make_tensor_value_info(name, dtype.onnx, list(shape)))
 
-    def node(self, op: str, inputs: Sequence[str], step: str, doc: str,
-             outputs: Sequence[str] | None = None, **attrs: object) -> str:
+    def node(
+        self, op: str, inputs: Sequence[str], step: str, doc: str, outputs: Sequence[str] | None = None, **attrs: object
+    ) -> str:
         """Append one node; returns its (first) output name."""
         return self.node_outputs(op, inputs, step, doc, outputs=outputs, **attrs)[0]
 
-    def node_outputs(self, op: str, inputs: Sequence[str], step: str, doc: str,
-                     n_outputs: int = 1, outputs: Sequence[str] | None = None,
-                     **attrs: object) -> list[str]:
+    def node_outputs(
+        self,
+        op: str,
+        inputs: Sequence[str],
+        step: str,
+        doc: str,
+        n_outputs: int = 1,
+        outputs: Sequence[str] | None = None,
+        **attrs: object,
+    ) -> list[str]:
         """Append one node with `n_outputs` outputs; returns their names."""
         name = self._unique(f"{self.prefix}/{step}")
         if outputs is None:
             outputs = [name if i == 0 else f"{name}:{i}" for i in range(n_outputs)]
             self._used.update(outputs)
-        self.nodes.append(helper.make_node(op, list(inputs), list(outputs), name=name,
-                                           doc_string=doc, **attrs))
+        self.nodes.append(helper.make_node(op, list(inputs), list(outputs), name=name, doc_string=doc, **attrs))
         return list(outputs)
 
     def const(self, value: np.ndarray, step: str) -> str:
@@ -96,13 +102,11 @@ class GraphBuilder:
         onnx_type = to.onnx if isinstance(to, dtypes.DataType) else to
         return self.node("Cast", [x], step, doc, to=onnx_type)
 
-    def reduce(self, op: str, x: str, axes: Sequence[int], step: str, doc: str,
-               keepdims: bool = True) -> str:
+    def reduce(self, op: str, x: str, axes: Sequence[int], step: str, doc: str, keepdims: bool = True) -> str:
         """Reduce* with `axes` as attribute or input, whichever the opset wants."""
         axes_as_input = self.opset >= (13 if op == "ReduceSum" else 18)
         if axes_as_input:
-            return self.node(op, [x, self.i64(list(axes), f"{step}_axes")], step, doc,
-                             keepdims=int(keepdims))
+            return self.node(op, [x, self.i64(list(axes), f"{step}_axes")], step, doc, keepdims=int(keepdims))
         return self.node(op, [x], step, doc, axes=list(axes), keepdims=int(keepdims))
 
     def scalar(self, value: float | int, dtype: dtypes.DataType, step: str) -> str:
@@ -110,8 +114,7 @@ class GraphBuilder:
 
     # -- result ------------------------------------------------------------------------------
     def graph(self, name: str, doc: str) -> onnx.GraphProto:
-        return helper.make_graph(self.nodes, name, self.inputs, self.outputs,
-                                 self.initializers, doc_string=doc)
+        return helper.make_graph(self.nodes, name, self.inputs, self.outputs, self.initializers, doc_string=doc)
 
 
 def onnx_type_name(onnx_type: int) -> str:

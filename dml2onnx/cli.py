@@ -33,36 +33,54 @@ def _opset(text: str) -> int:
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dml2onnx",
-        description="Compile DirectML operator descs (DxDispatch JSON models) to ONNX and run "
-                    "them on ONNX Runtime.",
-        epilog="Exit status: 0 done, 1 runtime failure, 2 invalid model or arguments.")
+        description="Compile DirectML operator descs (DxDispatch JSON models) to ONNX and run them on ONNX Runtime.",
+        epilog="Exit status: 0 done, 1 runtime failure, 2 invalid model or arguments.",
+    )
     p.add_argument("--version", action="version", version=f"dml2onnx {__version__}")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
-    run = sub.add_parser("run", help="execute a model's commands (dispatch, print, writeFile)",
-                         description="Execute the commands of a DxDispatch model in order. "
-                         "`print` output goes to stdout exactly as DxDispatch prints it; "
-                         "progress goes to stderr.")
+    run = sub.add_parser(
+        "run",
+        help="execute a model's commands (dispatch, print, writeFile)",
+        description="Execute the commands of a DxDispatch model in order. "
+        "`print` output goes to stdout exactly as DxDispatch prints it; "
+        "progress goes to stderr.",
+    )
     run.add_argument("model", metavar="MODEL.json", help="a DxDispatch JSON model")
-    run.add_argument("--ep", choices=("auto", "cpu", "cuda", "dml"), default="cpu",
-                     help="execution provider (default: cpu); auto picks DirectML, then CUDA, "
-                          "then CPU. GPU EPs run with CPU fallback disabled.")
-    run.add_argument("--opset", type=_opset, default=DEFAULT_OPSET,
-                     help=f"ONNX opset of the lowered graphs (default {DEFAULT_OPSET}, "
-                          f"{MIN_OPSET}-{MAX_OPSET})")
+    run.add_argument(
+        "--ep",
+        choices=("auto", "cpu", "cuda", "dml"),
+        default="cpu",
+        help="execution provider (default: cpu); auto picks DirectML, then CUDA, "
+        "then CPU. GPU EPs run with CPU fallback disabled.",
+    )
+    run.add_argument(
+        "--opset",
+        type=_opset,
+        default=DEFAULT_OPSET,
+        help=f"ONNX opset of the lowered graphs (default {DEFAULT_OPSET}, {MIN_OPSET}-{MAX_OPSET})",
+    )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
-    export = sub.add_parser("export", help="write one .onnx file per dispatchable",
-                            description="Lower every dispatchable of a DxDispatch model and "
-                            "write DIR/<dispatchable>.onnx. Inputs are named after the desc's "
-                            "input tensor fields, the output is OutputTensor.")
+    export = sub.add_parser(
+        "export",
+        help="write one .onnx file per dispatchable",
+        description="Lower every dispatchable of a DxDispatch model and "
+        "write DIR/<dispatchable>.onnx. Inputs are named after the desc's "
+        "input tensor fields, the output is OutputTensor.",
+    )
     export.add_argument("model", metavar="MODEL.json", help="a DxDispatch JSON model")
     export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder")
-    export.add_argument("--opset", type=_opset, default=DEFAULT_OPSET,
-                        help=f"ONNX opset (default {DEFAULT_OPSET}, {MIN_OPSET}-{MAX_OPSET})")
-    export.add_argument("--target", choices=lowering.TARGETS, default="portable",
-                        help="execution provider the graph is lowered for (default portable: "
-                             "runs without fallback on the CPU, CUDA and DirectML EPs)")
+    export.add_argument(
+        "--opset", type=_opset, default=DEFAULT_OPSET, help=f"ONNX opset (default {DEFAULT_OPSET}, {MIN_OPSET}-{MAX_OPSET})"
+    )
+    export.add_argument(
+        "--target",
+        choices=lowering.TARGETS,
+        default="portable",
+        help="execution provider the graph is lowered for (default portable: "
+        "runs without fallback on the CPU, CUDA and DirectML EPs)",
+    )
     return p
 
 
@@ -76,11 +94,9 @@ def _export(args: argparse.Namespace) -> None:
     model = dxdispatch.load(args.model)
     for name, d in model.dispatchables.items():
         if not _FILE_NAME.match(name):
-            raise ModelError(d.path, "a dispatchable exported as a file needs a name of letters, "
-                             "digits, '_', '.' and '-'")
+            raise ModelError(d.path, "a dispatchable exported as a file needs a name of letters, digits, '_', '.' and '-'")
     # Lower everything before writing anything: a failure leaves the folder untouched.
-    lowered = {name: lowering.lower(d.desc, name, args.opset, args.target)
-               for name, d in model.dispatchables.items()}
+    lowered = {name: lowering.lower(d.desc, name, args.opset, args.target) for name, d in model.dispatchables.items()}
     out = Path(args.output)
     for name, m in lowered.items():
         target = out / f"{name}.onnx"
@@ -103,4 +119,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return 0
-

@@ -23,8 +23,15 @@ from .tensor import MAX_DIMENSIONS, TensorDesc, dense_strides
 
 # DirectML counts elements in UINT32; this also bounds what a hostile file can make us allocate.
 MAX_ELEMENTS = 2**32 - 1
-_BUFFER_KEYS = ("DataType", "Flags", "DimensionCount", "Sizes", "Strides",
-                "TotalTensorSizeInBytes", "GuaranteedBaseOffsetAlignment")
+_BUFFER_KEYS = (
+    "DataType",
+    "Flags",
+    "DimensionCount",
+    "Sizes",
+    "Strides",
+    "TotalTensorSizeInBytes",
+    "GuaranteedBaseOffsetAlignment",
+)
 
 
 @dataclass
@@ -73,8 +80,9 @@ def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
     short = type_name.removeprefix("DML_TENSOR_DATA_TYPE_")
     data_type = dtypes.BY_NAME.get(short)
     if data_type is None:
-        raise ModelError(path + ("DataType",), f"'{type_name}' is not a supported DML_TENSOR_DATA_TYPE "
-                         f"(one of {dtypes.names(dtypes.ALL)})")
+        raise ModelError(
+            path + ("DataType",), f"'{type_name}' is not a supported DML_TENSOR_DATA_TYPE (one of {dtypes.names(dtypes.ALL)})"
+        )
 
     sizes_path = path + ("Sizes",)
     raw_sizes = expect_array(obj["Sizes"], sizes_path)
@@ -103,8 +111,7 @@ def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
             if len(strides) != len(sizes):
                 raise ModelError(path + ("Strides",), f"Strides has {len(strides)} elements, Sizes {len(sizes)}")
             if strides != dense_strides(sizes):
-                raise ModelError(path + ("Strides",), "only packed strides "
-                                 f"{list(dense_strides(sizes))} are supported so far")
+                raise ModelError(path + ("Strides",), f"only packed strides {list(dense_strides(sizes))} are supported so far")
 
     flags = 0
     if "Flags" in obj:
@@ -113,15 +120,18 @@ def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
         for i, item in enumerate(items):
             p = path + ("Flags",) + ((i,) if isinstance(raw_flags, list) else ())
             flags |= schema.ENUMS["DML_TENSOR_FLAGS"][
-                expect_enum(item, p, "DML_TENSOR_FLAGS", schema.ENUMS["DML_TENSOR_FLAGS"], "DML_TENSOR_FLAG")]
+                expect_enum(item, p, "DML_TENSOR_FLAGS", schema.ENUMS["DML_TENSOR_FLAGS"], "DML_TENSOR_FLAG")
+            ]
 
     desc = TensorDesc(data_type, sizes, strides, flags)
     if "TotalTensorSizeInBytes" in obj:
         total = expect_uint64(obj["TotalTensorSizeInBytes"], path + ("TotalTensorSizeInBytes",))
         if total:  # 0 means "compute it", as in DxDispatch
             if total < desc.min_size_in_bytes:
-                raise ModelError(path + ("TotalTensorSizeInBytes",),
-                                 f"{total} bytes cannot hold the tensor, which needs {desc.min_size_in_bytes}")
+                raise ModelError(
+                    path + ("TotalTensorSizeInBytes",),
+                    f"{total} bytes cannot hold the tensor, which needs {desc.min_size_in_bytes}",
+                )
             desc = TensorDesc(data_type, sizes, strides, flags, total)
     if "GuaranteedBaseOffsetAlignment" in obj:
         align = expect_uint32(obj["GuaranteedBaseOffsetAlignment"], path + ("GuaranteedBaseOffsetAlignment",))
@@ -129,8 +139,9 @@ def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
     return desc
 
 
-def split_type_and_desc(obj: dict[str, Any], path: JsonPath, extra_keys: tuple[str, ...] = ()
-                        ) -> tuple[str, dict[str, Any], JsonPath]:
+def split_type_and_desc(
+    obj: dict[str, Any], path: JsonPath, extra_keys: tuple[str, ...] = ()
+) -> tuple[str, dict[str, Any], JsonPath]:
     """`{"type": T, "desc": {...}}` or the inline form `{"type": T, ...fields}`."""
     type_key = "Type" if "Type" in obj else "type"
     if type_key not in obj:
@@ -144,8 +155,9 @@ def split_type_and_desc(obj: dict[str, Any], path: JsonPath, extra_keys: tuple[s
     return type_name, expect_object(obj[desc_key], path + (desc_key,)), path + (desc_key,)
 
 
-def parse_operator_desc(type_name: str, obj: dict[str, Any], path: JsonPath,
-                        type_path: JsonPath, fused: bool = False) -> OperatorDesc:
+def parse_operator_desc(
+    type_name: str, obj: dict[str, Any], path: JsonPath, type_path: JsonPath, fused: bool = False
+) -> OperatorDesc:
     op = schema.lookup(type_name)
     if op is None:
         raise ModelError(type_path, f"unknown or unsupported operator type '{type_name}'")
@@ -172,8 +184,7 @@ def parse_operator_desc(type_name: str, obj: dict[str, Any], path: JsonPath,
         if f.kind is Kind.COUNT:
             array = values[f.array]
             if values[f.name] != len(array):
-                raise ModelError(path + (f.name,),
-                                 f"{f.name} is {values[f.name]} but {f.array} has {len(array)} elements")
+                raise ModelError(path + (f.name,), f"{f.name} is {values[f.name]} but {f.array} has {len(array)} elements")
     return desc
 
 
@@ -197,4 +208,3 @@ def _parse_field(f: schema.Field, value: Any, p: JsonPath) -> Any:
         type_key = "Type" if "Type" in obj else "type"
         return parse_operator_desc(type_name, inner, inner_path, p + (type_key,), fused=True)
     raise AssertionError(f.kind)
-

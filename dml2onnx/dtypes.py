@@ -53,7 +53,17 @@ UINT16 = _dt("UINT16", "uint16", TensorProto.UINT16)
 UINT8 = _dt("UINT8", "uint8", TensorProto.UINT8)
 
 ALL: tuple[DataType, ...] = (
-    FLOAT64, FLOAT32, FLOAT16, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8,
+    FLOAT64,
+    FLOAT32,
+    FLOAT16,
+    INT64,
+    INT32,
+    INT16,
+    INT8,
+    UINT64,
+    UINT32,
+    UINT16,
+    UINT8,
 )
 BY_NAME: dict[str, DataType] = {t.name: t for t in ALL}
 BY_ONNX: dict[int, DataType] = {t.onnx: t for t in ALL}

@@ -26,10 +26,17 @@ from .resources import Resource, parse_resource
 from .schema import Kind
 
 MAX_MODEL_BYTES = 256 * 2**20
-_EXECUTION_FLAGS = {"NONE": 0, "ALLOW_HALF_PRECISION_COMPUTATION": 1, "DISABLE_META_COMMANDS": 2,
-                    "DESCRIPTORS_VOLATILE": 4}
-_BINDING_KEYS = ("name", "elementCount", "elementSizeInBytes", "elementOffset", "format",
-                 "counter", "counterOffsetBytes", "shape")
+_EXECUTION_FLAGS = {"NONE": 0, "ALLOW_HALF_PRECISION_COMPUTATION": 1, "DISABLE_META_COMMANDS": 2, "DESCRIPTORS_VOLATILE": 4}
+_BINDING_KEYS = (
+    "name",
+    "elementCount",
+    "elementSizeInBytes",
+    "elementOffset",
+    "format",
+    "counter",
+    "counterOffsetBytes",
+    "shape",
+)
 
 
 @dataclass(frozen=True)
@@ -95,15 +102,18 @@ def load(path: str | Path) -> Model:
 
 def parse(root: Any, model_dir: Path, path: Path = Path("model.json")) -> Model:
     obj = expect_object(root, ())
-    reject_unknown_keys(obj, ["$schema", "resources", "dispatchables", "commands"], (),
-                        "a DxDispatch model")
+    reject_unknown_keys(obj, ["$schema", "resources", "dispatchables", "commands"], (), "a DxDispatch model")
     for key in ("resources", "dispatchables", "commands"):
         if key not in obj:
             raise ModelError((key,), "required field is missing")
-    resources = {name: parse_resource(name, v, ("resources", name), model_dir)
-                 for name, v in expect_object(obj["resources"], ("resources",)).items()}
-    dispatchables = {name: _dispatchable(name, v, ("dispatchables", name), resources)
-                     for name, v in expect_object(obj["dispatchables"], ("dispatchables",)).items()}
+    resources = {
+        name: parse_resource(name, v, ("resources", name), model_dir)
+        for name, v in expect_object(obj["resources"], ("resources",)).items()
+    }
+    dispatchables = {
+        name: _dispatchable(name, v, ("dispatchables", name), resources)
+        for name, v in expect_object(obj["dispatchables"], ("dispatchables",)).items()
+    }
     model = Model(path, resources, dispatchables)
     for i, c in enumerate(expect_array(obj["commands"], ("commands",))):
         model.commands.append(_command(c, ("commands", i), model))
@@ -113,16 +123,15 @@ def parse(root: Any, model_dir: Path, path: Path = Path("model.json")) -> Model:
 def _dispatchable(name: str, value: Any, path: JsonPath, resources: dict[str, Resource]) -> Dispatchable:
     obj = expect_object(value, path)
     type_key = "Type" if "Type" in obj else "type"
-    if isinstance(obj.get(type_key), str) and obj[type_key].lower() in ("hlsl", "onnx",
-                                                                        "dmlserializedgraph"):
-        raise ModelError(path + (type_key,), f"'{obj[type_key]}' dispatchables are not supported: "
-                         "dml2onnx compiles DirectML operator descs")
+    if isinstance(obj.get(type_key), str) and obj[type_key].lower() in ("hlsl", "onnx", "dmlserializedgraph"):
+        raise ModelError(
+            path + (type_key,), f"'{obj[type_key]}' dispatchables are not supported: dml2onnx compiles DirectML operator descs"
+        )
     extra = ("bindings", "executionFlags", "dmlCompileType")
     type_name, desc_obj, desc_path = split_type_and_desc(obj, path, extra)
     op = schema.lookup(type_name)
     if op is not None and op.name not in ops.MODULES:
-        raise ModelError(path + (type_key,), f"{op.full_name} is supported only as a "
-                         "FusedActivation so far")
+        raise ModelError(path + (type_key,), f"{op.full_name} is supported only as a FusedActivation so far")
     desc = parse_operator_desc(type_name, desc_obj, desc_path, path + (type_key,))
     lowering.validate(desc)
     if "executionFlags" in obj:
@@ -131,24 +140,23 @@ def _dispatchable(name: str, value: Any, path: JsonPath, resources: dict[str, Re
             p = path + ("executionFlags",) + ((i,) if isinstance(flags, list) else ())
             expect_enum(f, p, "DML_EXECUTION_FLAGS", _EXECUTION_FLAGS, "DML_EXECUTION_FLAG")
     if "dmlCompileType" in obj:
-        expect_enum(obj["dmlCompileType"], path + ("dmlCompileType",), "dmlCompileType",
-                    {"DmlCompileOp": 0, "DmlCompileGraph": 1})
+        expect_enum(
+            obj["dmlCompileType"], path + ("dmlCompileType",), "dmlCompileType", {"DmlCompileOp": 0, "DmlCompileGraph": 1}
+        )
     init: dict[str, Binding] = {}
     if "bindings" in obj:
         init = _bindings(obj["bindings"], path + ("bindings",), desc, resources)
     return Dispatchable(name, desc, init, path)
 
 
-def _bindings(value: Any, path: JsonPath, desc: OperatorDesc,
-              resources: dict[str, Resource]) -> dict[str, Binding]:
+def _bindings(value: Any, path: JsonPath, desc: OperatorDesc, resources: dict[str, Resource]) -> dict[str, Binding]:
     obj = expect_object(value, path)
     points = {f.name for f in desc.schema.fields if f.kind in (Kind.INPUT, Kind.OUTPUT)}
     out: dict[str, Binding] = {}
     for point, v in obj.items():
         p = path + (point,)
         if point not in points:
-            raise ModelError(p, f"DML_{desc.schema.name} has no bind point '{point}' "
-                             f"(bind points: {', '.join(sorted(points))})")
+            raise ModelError(p, f"DML_{desc.schema.name} has no bind point '{point}' (bind points: {', '.join(sorted(points))})")
         tensor = desc[point]
         if tensor is None:
             raise ModelError(p, f"{point} is null in the desc, so nothing can be bound to it")
@@ -160,9 +168,12 @@ def _bindings(value: Any, path: JsonPath, desc: OperatorDesc,
         res = resources[binding.resource]
         room = res.size - binding.offset
         if room < tensor.size_in_bytes:
-            raise ModelError(p, f"resource '{binding.resource}' has {max(room, 0)} bytes from offset "
-                             f"{binding.offset}, but {point} ({tensor.describe()}) needs "
-                             f"{tensor.size_in_bytes}")
+            raise ModelError(
+                p,
+                f"resource '{binding.resource}' has {max(room, 0)} bytes from offset "
+                f"{binding.offset}, but {point} ({tensor.describe()}) needs "
+                f"{tensor.size_in_bytes}",
+            )
     return out
 
 
@@ -183,8 +194,9 @@ def _binding(v: Any, p: JsonPath, resources: dict[str, Resource]) -> Binding:
         if not element_size and element_offset:
             res = resources.get(name)
             if res is None or res.data_type is None:
-                raise ModelError(p + ("elementSizeInBytes",), "required with elementOffset when "
-                                 "the resource has no known data type")
+                raise ModelError(
+                    p + ("elementSizeInBytes",), "required with elementOffset when the resource has no known data type"
+                )
             element_size = res.data_type.size
         offset = element_offset * element_size
     if name not in resources:
@@ -208,8 +220,12 @@ def _command(value: Any, path: JsonPath, model: Model) -> Command:
             raise ModelError(path + ("dispatchable",), f"unknown dispatchable '{name}'")
         bindings = _bindings(obj["bindings"], path + ("bindings",), d.desc, model.resources)
         for f in d.desc.schema.fields:
-            if f.kind in (Kind.INPUT, Kind.OUTPUT) and d.desc[f.name] is not None \
-                    and f.name not in bindings and f.name not in d.init_bindings:
+            if (
+                f.kind in (Kind.INPUT, Kind.OUTPUT)
+                and d.desc[f.name] is not None
+                and f.name not in bindings
+                and f.name not in d.init_bindings
+            ):
                 raise ModelError(path + ("bindings", f.name), f"{f.name} of '{name}' is not bound")
         return Dispatch(name, bindings, path)
     if kind in ("print", "writefile"):
@@ -244,6 +260,7 @@ def _write_file(obj: dict[str, Any], path: JsonPath, res: Resource) -> WriteFile
         if res.data_type is None:
             raise ModelError(path + ("resource",), f"resource '{res.name}' has no data type for .npy")
         if dims is not None and math.prod(dims) * res.data_type.size > res.size:
-            raise ModelError(path + ("dimensions",), f"{list(dims)} needs more than the "
-                             f"{res.size} bytes of resource '{res.name}'")
+            raise ModelError(
+                path + ("dimensions",), f"{list(dims)} needs more than the {res.size} bytes of resource '{res.name}'"
+            )
     return WriteFile(res.name, target, dims, path)

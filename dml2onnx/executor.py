@@ -19,18 +19,22 @@ from .tensor import TensorDesc
 
 def read_tensor(buffer: bytearray | bytes, offset: int, tensor: TensorDesc) -> np.ndarray:
     """The tensor's elements from a bound buffer region (the bytes are reinterpreted)."""
-    return np.frombuffer(buffer, dtype=tensor.data_type.numpy, count=tensor.element_count,
-                         offset=offset).reshape(tensor.sizes).copy()
+    return (
+        np.frombuffer(buffer, dtype=tensor.data_type.numpy, count=tensor.element_count, offset=offset)
+        .reshape(tensor.sizes)
+        .copy()
+    )
 
 
 def write_tensor(buffer: bytearray, offset: int, values: np.ndarray) -> None:
     data = np.ascontiguousarray(values).tobytes()
-    buffer[offset:offset + len(data)] = data
+    buffer[offset : offset + len(data)] = data
 
 
 class Executor:
-    def __init__(self, model: Model, ep: str = "cpu", opset: int = DEFAULT_OPSET,
-                 out: TextIO = sys.stdout, log: TextIO = sys.stderr) -> None:
+    def __init__(
+        self, model: Model, ep: str = "cpu", opset: int = DEFAULT_OPSET, out: TextIO = sys.stdout, log: TextIO = sys.stderr
+    ) -> None:
         self.model, self.out, self.log = model, out, log
         self.ep = runtime.resolve(ep)
         self.opset = opset
@@ -39,7 +43,9 @@ class Executor:
         # Tensors bound at initialization (OWNED_BY_DML) take the resources' initial contents.
         self.init_values = {
             (d.name, point): read_tensor(self.buffers[b.resource], b.offset, d.desc.tensor(point))
-            for d in model.dispatchables.values() for point, b in d.init_bindings.items()}
+            for d in model.dispatchables.values()
+            for point, b in d.init_bindings.items()
+        }
 
     def session(self, name: str) -> runtime.Session:
         if name not in self.sessions:
@@ -66,8 +72,11 @@ class Executor:
         feeds = {}
         for point in lowering.input_names(d.desc):
             b = cmd.bindings.get(point)
-            feeds[point] = self.init_values[(d.name, point)] if b is None else \
-                read_tensor(self.buffers[b.resource], b.offset, d.desc.tensor(point))
+            feeds[point] = (
+                self.init_values[(d.name, point)]
+                if b is None
+                else read_tensor(self.buffers[b.resource], b.offset, d.desc.tensor(point))
+            )
         return feeds
 
     def dispatch(self, cmd: Dispatch) -> None:
@@ -79,8 +88,7 @@ class Executor:
         d = self.model.dispatchables[cmd.dispatchable]
         out: Binding = cmd.bindings.get("OutputTensor") or d.init_bindings["OutputTensor"]
         write_tensor(self.buffers[out.resource], out.offset, result)
-        self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iterations, {ms:.4f} ms "
-                       f"({runtime.PROVIDERS[self.ep]})\n")
+        self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iterations, {ms:.4f} ms ({runtime.PROVIDERS[self.ep]})\n")
 
     def resource_values(self, name: str, count: int | None = None) -> np.ndarray:
         res = self.model.resources[name]

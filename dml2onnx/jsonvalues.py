@@ -23,7 +23,7 @@ def _strip_comments_and_trailing_commas(text: str) -> str:
             j = i + 1
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            out.append(text[i:j + 1])
+            out.append(text[i : j + 1])
             pending_comma = None
             i = j + 1
             continue
@@ -52,13 +52,12 @@ def _strip_comments_and_trailing_commas(text: str) -> str:
 
 
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON (write the string \"{name.lower()}\")")
+    raise ValueError(f'{name} is not valid JSON (write the string "{name.lower()}")')
 
 
 def load_jsonc(text: str) -> Any:
     try:
-        return json.loads(_strip_comments_and_trailing_commas(text),
-                          parse_constant=_reject_constant)
+        return json.loads(_strip_comments_and_trailing_commas(text), parse_constant=_reject_constant)
     except json.JSONDecodeError as e:
         raise ModelError((), f"invalid JSON at line {e.lineno} column {e.colno}: {e.msg}") from None
     except (ValueError, RecursionError) as e:
@@ -126,27 +125,25 @@ def expect_float(value: Any, path: JsonPath) -> float:
     if isinstance(value, str):
         special = {"inf": math.inf, "-inf": -math.inf, "nan": math.nan}.get(value.lower())
         if special is None:
-            raise ModelError(path, f"expected a number or \"inf\", \"-inf\", \"nan\", got {value!r}")
+            raise ModelError(path, f'expected a number or "inf", "-inf", "nan", got {value!r}')
         return special
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise ModelError(path, f"expected a number, got {type_name(value)}")
     return float(value)
 
 
-def expect_enum(value: Any, path: JsonPath, enum: str, values: dict[str, int],
-                prefix: str | None = None) -> str:
+def expect_enum(value: Any, path: JsonPath, enum: str, values: dict[str, int], prefix: str | None = None) -> str:
     """Full (`DML_AXIS_DIRECTION_INCREASING`) or short (`INCREASING`) form; returns short."""
     text = expect_string(value, path)
     prefix = (prefix or enum) + "_"
-    short = text[len(prefix):] if text.startswith(prefix) else text
+    short = text[len(prefix) :] if text.startswith(prefix) else text
     if short not in values:
         allowed = ", ".join(values)
         raise ModelError(path, f"'{text}' is not a {enum} value (one of {allowed})")
     return short
 
 
-def reject_unknown_keys(obj: dict[str, Any], known: set[str] | list[str], path: JsonPath,
-                        what: str) -> None:
+def reject_unknown_keys(obj: dict[str, Any], known: set[str] | list[str], path: JsonPath, what: str) -> None:
     for key in obj:
         if key not in known:
             listed = ", ".join(known)

@@ -25,32 +25,36 @@ def input_names(desc: OperatorDesc) -> list[str]:
     return [f.name for f in desc.schema.tensor_fields(Kind.INPUT) if desc[f.name] is not None]
 
 
-def lower(desc: OperatorDesc, name: str, opset: int = DEFAULT_OPSET,
-          target: str = "portable") -> onnx.ModelProto:
+def lower(desc: OperatorDesc, name: str, opset: int = DEFAULT_OPSET, target: str = "portable") -> onnx.ModelProto:
     """Lower one validated desc. `name` (the dispatchable) prefixes every node name."""
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise UsageError(f"--opset must be in [{MIN_OPSET}, {MAX_OPSET}], got {opset}")
     b = GraphBuilder(name, opset)
-    values = {n: b.add_input(n, desc.tensor(n).data_type, desc.tensor(n).sizes)
-              for n in input_names(desc)}
+    values = {n: b.add_input(n, desc.tensor(n).data_type, desc.tensor(n).sizes) for n in input_names(desc)}
     module = ops.MODULES[desc.schema.name]
     result = module.lower(desc, b, values)
     out = desc.tensor("OutputTensor")
     b.set_output(result, "OutputTensor", out.data_type, out.sizes)
     graph = b.graph(name, f"{desc.schema.full_name} lowered by dml2onnx {__version__}")
     opsets = [helper.make_opsetid("", opset)]
-    model = helper.make_model(graph, opset_imports=opsets, producer_name="dml2onnx",
-                              producer_version=__version__,
-                              ir_version=helper.find_min_ir_version_for(opsets))
+    model = helper.make_model(
+        graph,
+        opset_imports=opsets,
+        producer_name="dml2onnx",
+        producer_version=__version__,
+        ir_version=helper.find_min_ir_version_for(opsets),
+    )
     model.doc_string = f"DirectML {desc.schema.full_name} '{name}'"
-    helper.set_model_props(model, {
-        "dml2onnx.version": __version__,
-        "dml2onnx.operator": desc.schema.full_name,
-        "dml2onnx.target": target,
-        "dml2onnx.opset": str(opset),
-        "dml2onnx.desc": json.dumps(desc.source, sort_keys=True),
-    })
-    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
-                                              data_prop=True)
+    helper.set_model_props(
+        model,
+        {
+            "dml2onnx.version": __version__,
+            "dml2onnx.operator": desc.schema.full_name,
+            "dml2onnx.target": target,
+            "dml2onnx.opset": str(opset),
+            "dml2onnx.desc": json.dumps(desc.source, sort_keys=True),
+        },
+    )
+    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
     onnx.checker.check_model(model, full_check=True)
     return model

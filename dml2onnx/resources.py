@@ -68,8 +68,9 @@ def parse_resource(name: str, value: Any, path: JsonPath, model_dir: Path) -> Re
     if "sizeInBytes" in obj:
         size = expect_uint64(obj["sizeInBytes"], path + ("sizeInBytes",))
         if size < len(data) + offset:
-            raise ModelError(path + ("sizeInBytes",), f"{size} bytes are too small for the "
-                             f"{len(data)} initial bytes at offset {offset}")
+            raise ModelError(
+                path + ("sizeInBytes",), f"{size} bytes are too small for the {len(data)} initial bytes at offset {offset}"
+            )
     else:
         size = (len(data) + 3) & ~3
     if size > MAX_BUFFER_BYTES:
@@ -83,13 +84,16 @@ def _need_type(dtype: dtypes.DataType | None, path: JsonPath, what: str) -> dtyp
     return dtype
 
 
-def _initial_bytes(init: Any, dtype: dtypes.DataType | None, path: JsonPath,
-                   model_dir: Path) -> tuple[bytes, dtypes.DataType | None]:
+def _initial_bytes(
+    init: Any, dtype: dtypes.DataType | None, path: JsonPath, model_dir: Path
+) -> tuple[bytes, dtypes.DataType | None]:
     """The initial bytes, and the data type (a .npy file brings its own)."""
     p = path + ("initialValues",)
     if isinstance(init, str):
-        raise ModelError(p, "only arrays and objects are supported here "
-                         "('deferred' belongs to ONNX dispatchables, which dml2onnx does not run)")
+        raise ModelError(
+            p,
+            "only arrays and objects are supported here ('deferred' belongs to ONNX dispatchables, which dml2onnx does not run)",
+        )
     if isinstance(init, list):
         if dtype is None:
             return _mixed_list(init, p), None
@@ -112,8 +116,7 @@ def _initial_bytes(init: Any, dtype: dtypes.DataType | None, path: JsonPath,
         start = element(obj["valueStart"], dtype, p + ("valueStart",))
         delta = element(obj["valueDelta"], dtype, p + ("valueDelta",))
         return _sequence(start, delta, count, dtype), dtype
-    raise ModelError(p, "unknown initializer: expected an array, or an object with 'value', "
-                     "'valueStart' or 'sourcePath'")
+    raise ModelError(p, "unknown initializer: expected an array, or an object with 'value', 'valueStart' or 'sourcePath'")
 
 
 def _count(obj: dict[str, Any], p: JsonPath, dtype: dtypes.DataType) -> int:
@@ -149,8 +152,7 @@ def _sequence(start: float | int, delta: float | int, count: int, dtype: dtypes.
         with np.errstate(over="ignore", invalid="ignore"):
             for i in range(count):
                 out[i] = v
-                v = halfconv.to_float16(np.float32(v) + np.float32(d))[()] \
-                    if dtype == dtypes.FLOAT16 else v + d
+                v = halfconv.to_float16(np.float32(v) + np.float32(d))[()] if dtype == dtypes.FLOAT16 else v + d
         return out.tobytes()
     modulus = 2 ** (8 * dtype.size)
     seq = (int(start) + int(delta) * np.arange(count, dtype=object)) % modulus
@@ -169,8 +171,7 @@ def _mixed_list(items: list[Any], p: JsonPath) -> bytes:
         reject_unknown_keys(obj, ["type", "value", "name"], ip, "a list element")
         if "type" not in obj or "value" not in obj:
             raise ModelError(ip, "a list element needs 'type' and 'value'")
-        short = expect_enum(obj["type"], ip + ("type",), "DML_TENSOR_DATA_TYPE",
-                            {k: 0 for k in _LIST_TYPES})
+        short = expect_enum(obj["type"], ip + ("type",), "DML_TENSOR_DATA_TYPE", {k: 0 for k in _LIST_TYPES})
         t = _LIST_TYPES[short]
         out += encode([element(obj["value"], t, ip + ("value",))], t)
     return bytes(out)
@@ -184,8 +185,7 @@ def _resolve(source: str, model_dir: Path) -> Path:
     return path
 
 
-def _file_bytes(source: str, dtype: dtypes.DataType | None, p: JsonPath,
-                model_dir: Path) -> tuple[bytes, dtypes.DataType | None]:
+def _file_bytes(source: str, dtype: dtypes.DataType | None, p: JsonPath, model_dir: Path) -> tuple[bytes, dtypes.DataType | None]:
     sp = p + ("sourcePath",)
     path = _resolve(source, model_dir)
     suffix = path.suffix.lower()
@@ -202,8 +202,7 @@ def _file_bytes(source: str, dtype: dtypes.DataType | None, p: JsonPath,
         return raw, _need_type(dtype, p[:-1], "a raw file initializer")
     file_type, data = read_npy(raw, sp, source)
     if dtype is not None and dtype != file_type:
-        raise ModelError(p[:-1] + ("initialValuesDataType",),
-                         f"is {dtype} but '{source}' holds {file_type}")
+        raise ModelError(p[:-1] + ("initialValuesDataType",), f"is {dtype} but '{source}' holds {file_type}")
     return data, file_type
 
 
@@ -212,6 +211,7 @@ _NPY_MAGIC = b"\x93NUMPY"
 
 def read_npy(raw: bytes, p: JsonPath, source: str) -> tuple[dtypes.DataType, bytes]:
     """The data type and the bytes after the header; pickles (object arrays) are refused."""
+
     def bad(why: str) -> ModelError:
         return ModelError(p, f"'{source}' is not a valid .npy file: {why}")
 
@@ -229,7 +229,7 @@ def read_npy(raw: bytes, p: JsonPath, source: str) -> tuple[dtypes.DataType, byt
     if start + hlen > len(raw):
         raise bad("truncated header")
     try:
-        header = ast.literal_eval(raw[start:start + hlen].decode("latin1"))
+        header = ast.literal_eval(raw[start : start + hlen].decode("latin1"))
         descr, fortran, shape = header["descr"], header["fortran_order"], header["shape"]
         np_type = np.dtype(descr)
     except Exception:  # any malformed header is the file's fault, not ours
@@ -243,10 +243,9 @@ def read_npy(raw: bytes, p: JsonPath, source: str) -> tuple[dtypes.DataType, byt
     dtype = dtypes.BY_NUMPY.get(np_type.newbyteorder("="))
     if dtype is None:
         raise bad(f"dtype {descr!r} has no DirectML data type")
-    data = raw[start + hlen:]
+    data = raw[start + hlen :]
     if np_type.byteorder == ">":
-        data = np.frombuffer(data[: len(data) // dtype.size * dtype.size],
-                             np_type).astype(dtype.numpy).tobytes()
+        data = np.frombuffer(data[: len(data) // dtype.size * dtype.size], np_type).astype(dtype.numpy).tobytes()
     if not isinstance(shape, tuple) or not all(isinstance(d, int) and d >= 0 for d in shape):
         raise bad("malformed shape")
     expected = math.prod(shape) * dtype.size

@@ -36,8 +36,7 @@ def resolve(ep: str) -> str:
     if ep not in PROVIDERS:
         raise RuntimeFailure(f"unknown execution provider '{ep}' (auto, cpu, cuda, dml)")
     if ep not in available():
-        raise RuntimeFailure(f"the {PROVIDERS[ep]} is not available in this onnxruntime "
-                             f"({ort.__version__}): {INSTALL_HINT[ep]}")
+        raise RuntimeFailure(f"the {PROVIDERS[ep]} is not available in this onnxruntime ({ort.__version__}): {INSTALL_HINT[ep]}")
     return ep
 
 
@@ -51,8 +50,7 @@ class Session:
         try:
             return self.session.run(["OutputTensor"], feeds)[0]
         except Exception as e:  # ORT raises its own exception types for runtime failures
-            raise RuntimeFailure(f"dispatchable '{self.name}' failed on {PROVIDERS[self.ep]}: "
-                                 f"{e}") from None
+            raise RuntimeFailure(f"dispatchable '{self.name}' failed on {PROVIDERS[self.ep]}: {e}") from None
 
 
 def create(model: onnx.ModelProto, name: str, ep: str) -> Session:
@@ -65,9 +63,7 @@ def create(model: onnx.ModelProto, name: str, ep: str) -> Session:
         options.enable_mem_pattern = False
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     try:
-        session = ort.InferenceSession(model.SerializeToString(), options,
-                                       providers=[PROVIDERS[ep]])
+        session = ort.InferenceSession(model.SerializeToString(), options, providers=[PROVIDERS[ep]])
     except Exception as e:
-        raise RuntimeFailure(f"dispatchable '{name}': {PROVIDERS[ep]} cannot run the lowered "
-                             f"graph: {e}") from None
+        raise RuntimeFailure(f"dispatchable '{name}': {PROVIDERS[ep]} cannot run the lowered graph: {e}") from None
     return Session(name, ep, session)

@@ -36,8 +36,7 @@ class TensorDesc:
 
     @property
     def size_in_bytes(self) -> int:
-        return self.total_size_in_bytes if self.total_size_in_bytes is not None \
-            else self.min_size_in_bytes
+        return self.total_size_in_bytes if self.total_size_in_bytes is not None else self.min_size_in_bytes
 
     def describe(self) -> str:
         return f"{self.data_type.name}{list(self.sizes)}"

@@ -23,16 +23,17 @@ def make_desc(op: str, fields: dict[str, Any]) -> OperatorDesc:
     return desc
 
 
-def run_lowered(desc: OperatorDesc, inputs: dict[str, np.ndarray], opset: int | None = None,
-                ep: str = "cpu") -> np.ndarray:
+def run_lowered(desc: OperatorDesc, inputs: dict[str, np.ndarray], opset: int | None = None, ep: str = "cpu") -> np.ndarray:
     model = lowering.lower(desc, "test", **({"opset": opset} if opset else {}))
     return runtime.create(model, "test", ep).run(inputs)
 
 
-def lowered_and_reference(op: str, fields: dict[str, Any], inputs: dict[str, np.ndarray],
-                          opset: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def lowered_and_reference(
+    ep: str, op: str, fields: dict[str, Any], inputs: dict[str, np.ndarray], opset: int | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The lowered graph's output on `ep` (no CPU fallback) and the numpy reference's."""
     desc = make_desc(op, fields)
-    got = run_lowered(desc, inputs, opset)
+    got = run_lowered(desc, inputs, opset, ep)
     want = ops.MODULES[desc.schema.name].reference(desc, inputs)
     out = desc.tensor("OutputTensor")
     assert got.dtype == out.data_type.numpy, (got.dtype, out.data_type)
@@ -56,6 +57,6 @@ def printed(stdout: str) -> dict[str, list[float]]:
     result = {}
     for line in stdout.splitlines():
         if line.startswith("Resource '"):
-            name, _, values = line[len("Resource '"):].partition("': ")
+            name, _, values = line[len("Resource '") :].partition("': ")
             result[name] = [float(v) for v in values.split(", ")]
     return result

@@ -22,13 +22,25 @@ def onehot_model(commands: list[dict]) -> dict:
             "values": {"initialValuesDataType": "FLOAT16", "initialValues": [0.5, -2]},
             "out": {"initialValuesDataType": "FLOAT16", "initialValues": {"valueCount": 12, "value": 0}},
         },
-        "dispatchables": {"oh": {"type": "ONE_HOT", "desc": {
-            "IndicesTensor": {"DataType": "INT64", "Sizes": [3, 1]},
-            "ValuesTensor": {"DataType": "FLOAT16", "Sizes": [1, 2]},
-            "OutputTensor": {"DataType": "FLOAT16", "Sizes": [3, 4]}, "Axis": 1}}},
-        "commands": [{"type": "dispatch", "dispatchable": "oh",
-                      "bindings": {"IndicesTensor": "indices", "ValuesTensor": "values", "OutputTensor": "out"}},
-                     *commands],
+        "dispatchables": {
+            "oh": {
+                "type": "ONE_HOT",
+                "desc": {
+                    "IndicesTensor": {"DataType": "INT64", "Sizes": [3, 1]},
+                    "ValuesTensor": {"DataType": "FLOAT16", "Sizes": [1, 2]},
+                    "OutputTensor": {"DataType": "FLOAT16", "Sizes": [3, 4]},
+                    "Axis": 1,
+                },
+            }
+        },
+        "commands": [
+            {
+                "type": "dispatch",
+                "dispatchable": "oh",
+                "bindings": {"IndicesTensor": "indices", "ValuesTensor": "values", "OutputTensor": "out"},
+            },
+            *commands,
+        ],
     }
 
 
@@ -55,12 +67,14 @@ def test_usage_error_is_exit_2() -> None:
 
 def test_run_prints_and_writes_npy_and_raw(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
-    model = onehot_model([
-        {"type": "print", "resource": "out"},
-        {"type": "writeFile", "resource": "out", "targetPath": "sub/out.npy", "dimensions": [3, 4]},
-        {"type": "writeFile", "resource": "out", "targetPath": "flat.npy"},
-        {"type": "writeFile", "resource": "out", "targetPath": "out.bin"},
-    ])
+    model = onehot_model(
+        [
+            {"type": "print", "resource": "out"},
+            {"type": "writeFile", "resource": "out", "targetPath": "sub/out.npy", "dimensions": [3, 4]},
+            {"type": "writeFile", "resource": "out", "targetPath": "flat.npy"},
+            {"type": "writeFile", "resource": "out", "targetPath": "out.bin"},
+        ]
+    )
     status, out, err = run_cli("run", write(tmp_path, model))
     assert status == 0, err
     expected = np.array([[0.5, 0.5, -2, 0.5], [0.5, 0.5, 0.5, -2], [0.5] * 4], np.float16)
@@ -76,23 +90,24 @@ def test_print_verbose_format(tmp_path: Path) -> None:
     model = onehot_model([{"type": "print", "resource": "indices", "verbose": True}])
     status, out, _ = run_cli("run", write(tmp_path, model))
     assert status == 0
-    assert out == ("Resource 'indices':\n"
-                   "[0] 2 (0x               2)\n"
-                   "[1] -1 (0xFFFFFFFFFFFFFFFF)\n"
-                   "[2] 7 (0x               7)\n\n")
+    assert out == ("Resource 'indices':\n[0] 2 (0x               2)\n[1] -1 (0xFFFFFFFFFFFFFFFF)\n[2] 7 (0x               7)\n\n")
 
 
 def test_print_float_formatting(tmp_path: Path) -> None:
-    model = {"resources": {"r": {"initialValuesDataType": "FLOAT32",
-                                 "initialValues": [1, 3.5, -5, 0.1, 1e6, 1234567, "inf", "-inf", "nan"]}},
-             "dispatchables": {}, "commands": [{"type": "print", "resource": "r"}]}
+    model = {
+        "resources": {
+            "r": {"initialValuesDataType": "FLOAT32", "initialValues": [1, 3.5, -5, 0.1, 1e6, 1234567, "inf", "-inf", "nan"]}
+        },
+        "dispatchables": {},
+        "commands": [{"type": "print", "resource": "r"}],
+    }
     status, out, _ = run_cli("run", write(tmp_path, model))
     assert status == 0
     assert out == "Resource 'r': 1, 3.5, -5, 0.1, 1e+06, 1.23457e+06, inf, -inf, nan\n"
 
 
 def test_export_writes_checked_models(tmp_path: Path) -> None:
-    status, out, err = run_cli("export", str(MODELS / "argmax.json"), "-o", str(tmp_path))
+    status, _, err = run_cli("export", str(MODELS / "argmax.json"), "-o", str(tmp_path))
     assert status == 0, err
     files = sorted(p.name for p in tmp_path.iterdir())
     assert files == ["argmax_all.onnx", "argmax_columns.onnx", "argmax_rows.onnx"]
@@ -148,11 +163,22 @@ def test_auto_ep_says_which_it_chose() -> None:
 
 def test_same_resource_in_and_out(tmp_path: Path) -> None:
     """In-place dispatch, as DirectML allows: inputs are read before the output is written."""
-    model = {"resources": {"x": {"initialValuesDataType": "FLOAT32", "initialValues": [1, 5, 2, 5]}},
-             "dispatchables": {"h": {"type": "ACTIVATION_HARDMAX1", "InputTensor": {"DataType": "FLOAT32", "Sizes": [4]},
-                                     "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4]}, "AxisCount": 1, "Axes": [0]}},
-             "commands": [{"type": "dispatch", "dispatchable": "h", "bindings": {"InputTensor": "x", "OutputTensor": "x"}},
-                          {"type": "print", "resource": "x"}]}
+    model = {
+        "resources": {"x": {"initialValuesDataType": "FLOAT32", "initialValues": [1, 5, 2, 5]}},
+        "dispatchables": {
+            "h": {
+                "type": "ACTIVATION_HARDMAX1",
+                "InputTensor": {"DataType": "FLOAT32", "Sizes": [4]},
+                "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4]},
+                "AxisCount": 1,
+                "Axes": [0],
+            }
+        },
+        "commands": [
+            {"type": "dispatch", "dispatchable": "h", "bindings": {"InputTensor": "x", "OutputTensor": "x"}},
+            {"type": "print", "resource": "x"},
+        ],
+    }
     status, out, err = run_cli("run", write(tmp_path, model))
     assert status == 0, err
     assert out == "Resource 'x': 0, 1, 0, 0\n"  # inline desc form, first of the tied maxima

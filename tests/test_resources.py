@@ -65,8 +65,12 @@ def test_float16_truncates_toward_zero_like_dxdispatch() -> None:
 
 
 def test_mixed_list() -> None:
-    r = resource({"initialValuesDataType": "UNKNOWN", "initialValues": [
-        {"type": "FLOAT32", "value": -4.5}, {"type": "UINT8", "value": 15}, {"type": "INT16", "value": -3}]})
+    r = resource(
+        {
+            "initialValuesDataType": "UNKNOWN",
+            "initialValues": [{"type": "FLOAT32", "value": -4.5}, {"type": "UINT8", "value": 15}, {"type": "INT16", "value": -3}],
+        }
+    )
     assert r.data_type is None and len(r.initial) == 7 and r.size == 8
     assert np.frombuffer(r.initial[:4], np.float32)[0] == -4.5 and r.initial[4] == 15
     with pytest.raises(ModelError, match="FLOAT16"):
@@ -97,13 +101,27 @@ def test_buffers_are_reinterpreted_by_the_binding_desc(tmp_path: Path) -> None:
 
     bits = np.array([1.0, 2.0], np.float32).view(np.int32)
     model = {
-        "resources": {"x": {"initialValuesDataType": "FLOAT32", "initialValues": [1.0, 2.0]},
-                      "y": {"initialValuesDataType": "UINT32", "initialValues": [9]}},
-        "dispatchables": {"a": {"type": "ARGMAX", "desc": {
-            "InputTensor": {"DataType": "INT32", "Sizes": [2]}, "OutputTensor": {"DataType": "UINT32", "Sizes": [1]},
-            "AxisCount": 1, "Axes": [0], "AxisDirection": "INCREASING"}}},
-        "commands": [{"type": "dispatch", "dispatchable": "a", "bindings": {"InputTensor": "x", "OutputTensor": "y"}},
-                     {"type": "print", "resource": "y"}]}
+        "resources": {
+            "x": {"initialValuesDataType": "FLOAT32", "initialValues": [1.0, 2.0]},
+            "y": {"initialValuesDataType": "UINT32", "initialValues": [9]},
+        },
+        "dispatchables": {
+            "a": {
+                "type": "ARGMAX",
+                "desc": {
+                    "InputTensor": {"DataType": "INT32", "Sizes": [2]},
+                    "OutputTensor": {"DataType": "UINT32", "Sizes": [1]},
+                    "AxisCount": 1,
+                    "Axes": [0],
+                    "AxisDirection": "INCREASING",
+                },
+            }
+        },
+        "commands": [
+            {"type": "dispatch", "dispatchable": "a", "bindings": {"InputTensor": "x", "OutputTensor": "y"}},
+            {"type": "print", "resource": "y"},
+        ],
+    }
     (tmp_path / "m.json").write_text(json.dumps(model))
     status, out, err = run_cli("run", str(tmp_path / "m.json"))
     assert status == 0, err

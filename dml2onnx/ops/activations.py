@@ -32,8 +32,7 @@ def _mul(b: GraphBuilder, x: str, k: float, step: str) -> str:
 
 
 def _linear(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
-    return b.node("Add", [_mul(b, x, p["Alpha"], "alpha_x"), _c(b, p["Beta"], "beta")],
-                  "linear", "Alpha * x + Beta")
+    return b.node("Add", [_mul(b, x, p["Alpha"], "alpha_x"), _c(b, p["Beta"], "beta")], "linear", "Alpha * x + Beta")
 
 
 def _scaled_tanh(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
@@ -44,13 +43,15 @@ def _scaled_tanh(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
 def _celu(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
     # max(0, x) + min(0, Alpha * (exp(x / Alpha) - 1)), written out: ONNX Celu is not on every EP
     a = p["Alpha"]
-    e = b.node("Exp", [b.node("Div", [x, _c(b, a, "alpha")], "x_over_alpha", "x / Alpha")],
-               "exp", "exp(x / Alpha)")
-    neg = _mul(b, b.node("Sub", [e, _c(b, 1.0, "one")], "expm1", "exp(x / Alpha) - 1"), a,
-               "alpha_expm1")
+    e = b.node("Exp", [b.node("Div", [x, _c(b, a, "alpha")], "x_over_alpha", "x / Alpha")], "exp", "exp(x / Alpha)")
+    neg = _mul(b, b.node("Sub", [e, _c(b, 1.0, "one")], "expm1", "exp(x / Alpha) - 1"), a, "alpha_expm1")
     low = b.node("Min", [neg, _c(b, 0.0, "zero")], "negative_part", "min(0, ...)")
-    return b.node("Add", [b.node("Relu", [x], "positive_part", "max(0, x)"), low], "celu",
-                  "max(0, x) + min(0, Alpha * (exp(x / Alpha) - 1))")
+    return b.node(
+        "Add",
+        [b.node("Relu", [x], "positive_part", "max(0, x)"), low],
+        "celu",
+        "max(0, x) + min(0, Alpha * (exp(x / Alpha) - 1))",
+    )
 
 
 def _softplus(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
@@ -67,15 +68,20 @@ def _parametric_softplus(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
 def _gelu(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
     erf = b.node("Erf", [_mul(b, x, 1 / math.sqrt(2), "x_over_sqrt2")], "erf", "erf(x / sqrt(2))")
     half_x = _mul(b, x, 0.5, "half_x")
-    return b.node("Mul", [half_x, b.node("Add", [erf, _c(b, 1.0, "one")], "one_plus_erf",
-                                         "1 + erf(x / sqrt(2))")], "gelu",
-                  "0.5 * x * (1 + erf(x / sqrt(2)))")
+    return b.node(
+        "Mul",
+        [half_x, b.node("Add", [erf, _c(b, 1.0, "one")], "one_plus_erf", "1 + erf(x / sqrt(2))")],
+        "gelu",
+        "0.5 * x * (1 + erf(x / sqrt(2)))",
+    )
 
 
 def _single(op: str, doc: str, **attrs: str) -> Callable[[GraphBuilder, str, dict[str, float]], str]:
     """An ONNX op with the same formula; attrs maps ONNX attribute -> DML field."""
+
     def lower(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
         return b.node(op, [x], op.lower(), doc, **{k: p[v] for k, v in attrs.items()})
+
     return lower
 
 
@@ -89,44 +95,39 @@ def _softplus_ref(x: np.ndarray) -> np.ndarray:
 
 ACTIVATIONS: dict[str, Activation] = {
     "ACTIVATION_LINEAR": Activation(_linear, lambda x, p: p["Alpha"] * x + p["Beta"]),
-    "ACTIVATION_SIGMOID": Activation(_single("Sigmoid", "1 / (1 + exp(-x))"),
-                                     lambda x, p: 1 / (1 + np.exp(-x))),
+    "ACTIVATION_SIGMOID": Activation(_single("Sigmoid", "1 / (1 + exp(-x))"), lambda x, p: 1 / (1 + np.exp(-x))),
     "ACTIVATION_HARD_SIGMOID": Activation(
         _single("HardSigmoid", "max(0, min(Alpha * x + Beta, 1))", alpha="Alpha", beta="Beta"),
-        lambda x, p: np.maximum(0, np.minimum(p["Alpha"] * x + p["Beta"], 1))),
+        lambda x, p: np.maximum(0, np.minimum(p["Alpha"] * x + p["Beta"], 1)),
+    ),
     "ACTIVATION_TANH": Activation(_single("Tanh", "tanh(x)"), lambda x, p: np.tanh(x)),
-    "ACTIVATION_SCALED_TANH": Activation(_scaled_tanh,
-                                         lambda x, p: p["Alpha"] * np.tanh(p["Beta"] * x)),
+    "ACTIVATION_SCALED_TANH": Activation(_scaled_tanh, lambda x, p: p["Alpha"] * np.tanh(p["Beta"] * x)),
     "ACTIVATION_RELU": Activation(_single("Relu", "max(0, x)"), lambda x, p: np.maximum(0, x)),
     "ACTIVATION_LEAKY_RELU": Activation(
-        _single("LeakyRelu", "x if x >= 0 else Alpha * x", alpha="Alpha"),
-        lambda x, p: np.where(x >= 0, x, p["Alpha"] * x)),
+        _single("LeakyRelu", "x if x >= 0 else Alpha * x", alpha="Alpha"), lambda x, p: np.where(x >= 0, x, p["Alpha"] * x)
+    ),
     "ACTIVATION_THRESHOLDED_RELU": Activation(
-        _single("ThresholdedRelu", "x if x > Alpha else 0", alpha="Alpha"),
-        lambda x, p: np.where(x > p["Alpha"], x, 0.0)),
+        _single("ThresholdedRelu", "x if x > Alpha else 0", alpha="Alpha"), lambda x, p: np.where(x > p["Alpha"], x, 0.0)
+    ),
     "ACTIVATION_ELU": Activation(
         _single("Elu", "x if x >= 0 else Alpha * (exp(x) - 1)", alpha="Alpha"),
-        lambda x, p: np.where(x >= 0, x, p["Alpha"] * np.expm1(np.minimum(x, 0)))),
+        lambda x, p: np.where(x >= 0, x, p["Alpha"] * np.expm1(np.minimum(x, 0))),
+    ),
     "ACTIVATION_CELU": Activation(
-        _celu, lambda x, p: np.maximum(0, x)
-        + np.minimum(0, p["Alpha"] * np.expm1(np.minimum(x, 0) / p["Alpha"]))),
+        _celu, lambda x, p: np.maximum(0, x) + np.minimum(0, p["Alpha"] * np.expm1(np.minimum(x, 0) / p["Alpha"]))
+    ),
     "ACTIVATION_SCALED_ELU": Activation(
-        _single("Selu", "Gamma * x if x > 0 else Gamma * (Alpha * exp(x) - Alpha)",
-                alpha="Alpha", gamma="Gamma"),
-        lambda x, p: np.where(x > 0, p["Gamma"] * x,
-                              p["Gamma"] * p["Alpha"] * np.expm1(np.minimum(x, 0)))),
-    "ACTIVATION_SOFTPLUS": Activation(
-        _softplus, lambda x, p: _softplus_ref(p["Steepness"] * x) / p["Steepness"]),
-    "ACTIVATION_PARAMETRIC_SOFTPLUS": Activation(
-        _parametric_softplus, lambda x, p: p["Alpha"] * _softplus_ref(p["Beta"] * x)),
-    "ACTIVATION_SOFTSIGN": Activation(_single("Softsign", "x / (1 + |x|)"),
-                                      lambda x, p: x / (1 + np.abs(x))),
+        _single("Selu", "Gamma * x if x > 0 else Gamma * (Alpha * exp(x) - Alpha)", alpha="Alpha", gamma="Gamma"),
+        lambda x, p: np.where(x > 0, p["Gamma"] * x, p["Gamma"] * p["Alpha"] * np.expm1(np.minimum(x, 0))),
+    ),
+    "ACTIVATION_SOFTPLUS": Activation(_softplus, lambda x, p: _softplus_ref(p["Steepness"] * x) / p["Steepness"]),
+    "ACTIVATION_PARAMETRIC_SOFTPLUS": Activation(_parametric_softplus, lambda x, p: p["Alpha"] * _softplus_ref(p["Beta"] * x)),
+    "ACTIVATION_SOFTSIGN": Activation(_single("Softsign", "x / (1 + |x|)"), lambda x, p: x / (1 + np.abs(x))),
     "ACTIVATION_IDENTITY": Activation(lambda b, x, p: x, lambda x, p: x),
     "ACTIVATION_SHRINK": Activation(
-        _single("Shrink", "x - Bias if x > Threshold, x + Bias if x < -Threshold, else 0",
-                bias="Bias", lambd="Threshold"),
-        lambda x, p: np.where(x > p["Threshold"], x - p["Bias"],
-                              np.where(x < -p["Threshold"], x + p["Bias"], 0.0))),
+        _single("Shrink", "x - Bias if x > Threshold, x + Bias if x < -Threshold, else 0", bias="Bias", lambd="Threshold"),
+        lambda x, p: np.where(x > p["Threshold"], x - p["Bias"], np.where(x < -p["Threshold"], x + p["Bias"], 0.0)),
+    ),
     "ACTIVATION_GELU": Activation(_gelu, lambda x, p: 0.5 * x * (1 + _erf(x / math.sqrt(2)))),
 }
 

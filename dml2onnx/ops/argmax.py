@@ -10,8 +10,18 @@ from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from . import common
 
-INPUT_TYPES = (dtypes.FLOAT32, dtypes.FLOAT16, dtypes.INT64, dtypes.INT32, dtypes.INT16,
-               dtypes.INT8, dtypes.UINT64, dtypes.UINT32, dtypes.UINT16, dtypes.UINT8)
+INPUT_TYPES = (
+    dtypes.FLOAT32,
+    dtypes.FLOAT16,
+    dtypes.INT64,
+    dtypes.INT32,
+    dtypes.INT16,
+    dtypes.INT8,
+    dtypes.UINT64,
+    dtypes.UINT32,
+    dtypes.UINT16,
+    dtypes.UINT8,
+)
 OUTPUT_TYPES = (dtypes.INT64, dtypes.INT32, dtypes.UINT64, dtypes.UINT32)
 
 # Integer types whose every value a float32 holds exactly: ArgMax may run on a float32 copy.
@@ -35,37 +45,49 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     out = desc.tensor("OutputTensor")
     if out.data_type != dtypes.INT64:
         index = b.cast(index, out.data_type, "output_cast", f"indices as {out.data_type}")
-    if tuple(plan.merged_shape[:plan.axis]) + (1,) + tuple(plan.merged_shape[plan.axis + 1:]) \
-            != out.sizes:
+    if tuple(plan.merged_shape[: plan.axis]) + (1,) + tuple(plan.merged_shape[plan.axis + 1 :]) != out.sizes:
         index = b.reshape(index, out.sizes, "output_shape", "restores the output's dimensions")
     return index
 
 
-def argmax_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, size: int,
-                 last: bool) -> str:
+def argmax_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, size: int, last: bool) -> str:
     """int64 index of the first (or last) maximum along `axis`, keepdims=1, exact for every
     input type and without ArgMax's select_last_index (which the CUDA EP lacks)."""
     if last:  # reverse, take the first maximum, map the index back: size - 1 - i
-        x = b.node("Slice", [x, b.i64([-1], "reverse_starts"), b.i64([-(2**63)], "reverse_ends"),
-                             b.i64([axis], "reverse_axes"), b.i64([-1], "reverse_steps")],
-                   "reverse", "reverses the axis so that the first maximum is the last one")
+        x = b.node(
+            "Slice",
+            [
+                x,
+                b.i64([-1], "reverse_starts"),
+                b.i64([-(2**63)], "reverse_ends"),
+                b.i64([axis], "reverse_axes"),
+                b.i64([-1], "reverse_steps"),
+            ],
+            "reverse",
+            "reverses the axis so that the first maximum is the last one",
+        )
     if dtype in (dtypes.FLOAT32, dtypes.FLOAT16, *_EXACT_IN_FLOAT32):
         if dtype in _EXACT_IN_FLOAT32:
             x = b.cast(x, dtypes.FLOAT32, "to_float", f"{dtype} values are exact in FLOAT32")
-        index = b.node("ArgMax", [x], "argmax", "index of the first maximum",
-                       axis=axis, keepdims=1, select_last_index=0)
+        index = b.node("ArgMax", [x], "argmax", "index of the first maximum", axis=axis, keepdims=1, select_last_index=0)
     else:
         # INT32/INT64/UINT32/UINT64 lose precision as floats, and ArgMax on integers is missing
         # from the CUDA EP. TopK(k=1) on an exactly ordered INT32/INT64 key gives the first
         # maximum (ties go to the lower index). Not ReduceMax + Equal: ONNX Runtime 1.31's CPU
         # ReduceMax over INT64 mis-orders values in [2**31, 2**32) along the innermost axis.
         ordered = _int_order_key(b, x, dtype)
-        _, index = b.node_outputs("TopK", [ordered, b.i64([1], "k")], "top1",
-                                  "the first maximum and its index", n_outputs=2,
-                                  axis=axis, largest=1, sorted=1)
+        _, index = b.node_outputs(
+            "TopK",
+            [ordered, b.i64([1], "k")],
+            "top1",
+            "the first maximum and its index",
+            n_outputs=2,
+            axis=axis,
+            largest=1,
+            sorted=1,
+        )
     if last:
-        index = b.node("Sub", [b.scalar(size - 1, dtypes.INT64, "last_index"), index],
-                       "unreverse", "index in the original order")
+        index = b.node("Sub", [b.scalar(size - 1, dtypes.INT64, "last_index"), index], "unreverse", "index in the original order")
     return index
 
 
@@ -78,8 +100,12 @@ def _int_order_key(b: GraphBuilder, x: str, dtype: dtypes.DataType) -> str:
     # UINT64: reinterpret as INT64 (values >= 2**63 turn negative), then flip the sign bit by
     # adding -2**63 modulo 2**64, which maps unsigned order onto signed order.
     signed = b.cast(x, dtypes.INT64, "reinterpret", "UINT64 bits as INT64")
-    return b.node("Add", [signed, b.scalar(-(2**63), dtypes.INT64, "sign_bit")], "order_key",
-                  "flips the sign bit: unsigned order becomes signed order")
+    return b.node(
+        "Add",
+        [signed, b.scalar(-(2**63), dtypes.INT64, "sign_bit")],
+        "order_key",
+        "flips the sign bit: unsigned order becomes signed order",
+    )
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:

@@ -19,39 +19,40 @@ from ..errors import ModelError
 def check_types(desc: OperatorDesc, name: str, allowed: Sequence[dtypes.DataType]) -> None:
     t = desc.optional_tensor(name)
     if t is not None and t.data_type not in allowed:
-        raise ModelError(desc.at(name, "DataType"),
-                         f"{name} of DML_{desc.schema.name} must be {dtypes.names(tuple(allowed))}, "
-                         f"not {t.data_type}")
+        raise ModelError(
+            desc.at(name, "DataType"),
+            f"{name} of DML_{desc.schema.name} must be {dtypes.names(tuple(allowed))}, not {t.data_type}",
+        )
 
 
 def check_rank(desc: OperatorDesc, name: str, lo: int, hi: int) -> None:
     t = desc.optional_tensor(name)
     if t is not None and not lo <= t.rank <= hi:
         counts = str(lo) if lo == hi else f"{lo} to {hi}"
-        raise ModelError(desc.at(name, "Sizes"),
-                         f"{name} of DML_{desc.schema.name} must have {counts} dimensions, not {t.rank}")
+        raise ModelError(desc.at(name, "Sizes"), f"{name} of DML_{desc.schema.name} must have {counts} dimensions, not {t.rank}")
 
 
 def check_same_type(desc: OperatorDesc, name: str, other: str) -> None:
     a, b = desc.optional_tensor(name), desc.tensor(other)
     if a is not None and a.data_type != b.data_type:
-        raise ModelError(desc.at(name, "DataType"),
-                         f"{name} and {other} must have the same DataType ({a.data_type} vs {b.data_type})")
+        raise ModelError(
+            desc.at(name, "DataType"), f"{name} and {other} must have the same DataType ({a.data_type} vs {b.data_type})"
+        )
 
 
 def check_same_rank(desc: OperatorDesc, name: str, other: str) -> None:
     a, b = desc.optional_tensor(name), desc.tensor(other)
     if a is not None and a.rank != b.rank:
-        raise ModelError(desc.at(name, "Sizes"),
-                         f"{name} and {other} must have the same DimensionCount ({a.rank} vs {b.rank})")
+        raise ModelError(desc.at(name, "Sizes"), f"{name} and {other} must have the same DimensionCount ({a.rank} vs {b.rank})")
 
 
 def check_same_sizes(desc: OperatorDesc, name: str, other: str) -> None:
     check_same_rank(desc, name, other)
     a, b = desc.tensor(name), desc.tensor(other)
     if a.sizes != b.sizes:
-        raise ModelError(desc.at(name, "Sizes"),
-                         f"{name} and {other} must have the same Sizes ({list(a.sizes)} vs {list(b.sizes)})")
+        raise ModelError(
+            desc.at(name, "Sizes"), f"{name} and {other} must have the same Sizes ({list(a.sizes)} vs {list(b.sizes)})"
+        )
 
 
 def check_axes(desc: OperatorDesc, rank: int, field: str = "Axes") -> tuple[int, ...]:
@@ -69,8 +70,7 @@ def check_axes(desc: OperatorDesc, rank: int, field: str = "Axes") -> tuple[int,
     return tuple(sorted(axes))
 
 
-def check_reduced_sizes(desc: OperatorDesc, axes: Sequence[int], name: str = "OutputTensor",
-                        source: str = "InputTensor") -> None:
+def check_reduced_sizes(desc: OperatorDesc, axes: Sequence[int], name: str = "OutputTensor", source: str = "InputTensor") -> None:
     """Output sizes equal the input's, except 1 on every reduced axis."""
     check_same_rank(desc, name, source)
     out, src = desc.tensor(name), desc.tensor(source)
@@ -121,7 +121,7 @@ class JointAxes:
     def merged_shape(self) -> tuple[int, ...]:
         if self.contiguous:
             first, last = self.axes[0], self.axes[-1]
-            return self.shape[:first] + (self.reduced_size,) + self.shape[last + 1:]
+            return self.shape[:first] + (self.reduced_size,) + self.shape[last + 1 :]
         kept = len(self.shape) - len(self.axes)
         return self.moved_shape[:kept] + (self.reduced_size,)
 
@@ -133,11 +133,9 @@ class JointAxes:
     def merge(self, b: GraphBuilder, x: str) -> str:
         perm = self.perm
         if perm is not None:
-            x = b.transpose(x, perm, "move_axes_last",
-                            f"moves the reduced axes {list(self.axes)} to the end")
+            x = b.transpose(x, perm, "move_axes_last", f"moves the reduced axes {list(self.axes)} to the end")
         if self.merged_shape != self.moved_shape:
-            x = b.reshape(x, self.merged_shape, "merge_axes",
-                          f"joins the reduced axes {list(self.axes)} into one axis")
+            x = b.reshape(x, self.merged_shape, "merge_axes", f"joins the reduced axes {list(self.axes)} into one axis")
         return x
 
     def unmerge(self, b: GraphBuilder, y: str) -> str:

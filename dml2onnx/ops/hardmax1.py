@@ -31,8 +31,9 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     if len(plan.merged_shape) == 1:  # every axis reduced: OneHot needs indices of rank >= 1
         merged = b.reshape(merged, [1, plan.reduced_size], "as_row", "one row, for OneHot")
         axis = 1
-    index = b.node("ArgMax", [merged], "argmax", "index of the first maximum over the axes",
-                   axis=axis, keepdims=0, select_last_index=0)
+    index = b.node(
+        "ArgMax", [merged], "argmax", "index of the first maximum over the axes", axis=axis, keepdims=0, select_last_index=0
+    )
     y = one_hot_01(b, index, plan.reduced_size, axis, x.data_type)
     if axis != plan.axis:
         y = b.reshape(y, plan.merged_shape, "from_row", "back from one row")
@@ -47,8 +48,7 @@ def one_hot_01(b: GraphBuilder, index: str, depth: int, axis: int, dtype: dtypes
         index = b.cast(index, index_type, "index_cast", f"indices as {index_type} for OneHot")
     depth_value = b.scalar(depth, index_type, "depth")
     values = b.const(np.array([0, 1], dtype=dtype.numpy), "off_on")
-    return b.node("OneHot", [index, depth_value, values], "one_hot",
-                  "1 at the maximum's index, 0 elsewhere", axis=axis)
+    return b.node("OneHot", [index, depth_value, values], "one_hot", "1 at the maximum's index, 0 elsewhere", axis=axis)
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:

@@ -17,8 +17,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     x = desc.tensor("InputTensor")
     plan = common.JointAxes(x.sizes, tuple(sorted(desc["Axes"])))
     merged = plan.merge(b, inputs["InputTensor"])
-    y = b.node("LogSoftmax", [merged], "log_softmax", "log-softmax over the merged axis",
-               axis=plan.axis)
+    y = b.node("LogSoftmax", [merged], "log_softmax", "log-softmax over the merged axis", axis=plan.axis)
     return plan.unmerge(b, y)
 
 

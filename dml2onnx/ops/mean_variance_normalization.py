@@ -29,8 +29,7 @@ def validate(desc: OperatorDesc) -> None:
             continue
         for i, (s, full) in enumerate(zip(t.sizes, x.sizes, strict=True)):
             if s not in (1, full):
-                raise ModelError(desc.at(name, "Sizes", i),
-                                 f"must be {full} (InputTensor.Sizes[{i}]) or 1 to broadcast, not {s}")
+                raise ModelError(desc.at(name, "Sizes", i), f"must be {full} (InputTensor.Sizes[{i}]) or 1 to broadcast, not {s}")
     if desc["FusedActivation"] is not None:
         activations.validate(desc["FusedActivation"])
 
@@ -56,8 +55,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     if desc["NormalizeVariance"]:
         square = b.node("Mul", [y, y], "squared", "(x - mean)^2")
         var = b.reduce("ReduceMean", square, axes(desc), "variance", "mean of the squares")
-        eps = b.node("Add", [var, b.scalar(desc["Epsilon"], dtypes.FLOAT32, "epsilon")],
-                     "plus_epsilon", "variance + Epsilon")
+        eps = b.node("Add", [var, b.scalar(desc["Epsilon"], dtypes.FLOAT32, "epsilon")], "plus_epsilon", "variance + Epsilon")
         std = b.node("Sqrt", [eps], "std", "sqrt(variance + Epsilon)")
         y = b.node("Div", [y, std], "normalized", "(x - mean) / sqrt(variance + Epsilon)")
     if desc.optional_tensor("ScaleTensor") is not None:
@@ -77,7 +75,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     x = inputs["InputTensor"].astype(np.float64)
-    ax = tuple(axes(desc))
+    ax = (1, 2, 3) if desc["CrossChannel"] else (2, 3)  # {C, H, W} or {H, W}: the page's words
     with np.errstate(all="ignore"):
         y = x - x.mean(axis=ax, keepdims=True)
         if desc["NormalizeVariance"]:

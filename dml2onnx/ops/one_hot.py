@@ -13,9 +13,19 @@ from ..errors import ModelError
 from . import common
 
 INDEX_TYPES = (dtypes.INT64, dtypes.INT32, dtypes.UINT64, dtypes.UINT32)
-VALUE_TYPES = (dtypes.FLOAT64, dtypes.FLOAT32, dtypes.FLOAT16, dtypes.INT64, dtypes.INT32,
-               dtypes.INT16, dtypes.INT8, dtypes.UINT64, dtypes.UINT32, dtypes.UINT16,
-               dtypes.UINT8)
+VALUE_TYPES = (
+    dtypes.FLOAT64,
+    dtypes.FLOAT32,
+    dtypes.FLOAT16,
+    dtypes.INT64,
+    dtypes.INT32,
+    dtypes.INT16,
+    dtypes.INT8,
+    dtypes.UINT64,
+    dtypes.UINT32,
+    dtypes.UINT16,
+    dtypes.UINT8,
+)
 TENSORS = ("IndicesTensor", "ValuesTensor", "OutputTensor")
 
 
@@ -31,17 +41,14 @@ def validate(desc: OperatorDesc) -> None:
     indices, out = desc.tensor("IndicesTensor"), desc.tensor("OutputTensor")
     axis = desc["Axis"]
     if axis >= indices.rank:
-        raise ModelError(desc.at("Axis"), f"Axis {axis} must be less than IndicesTensor's "
-                         f"DimensionCount ({indices.rank})")
+        raise ModelError(desc.at("Axis"), f"Axis {axis} must be less than IndicesTensor's DimensionCount ({indices.rank})")
     for i, (s, o) in enumerate(zip(indices.sizes, out.sizes, strict=True)):
         if i == axis and s != 1:
             raise ModelError(desc.at("IndicesTensor", "Sizes", i), f"must be 1 on Axis {axis}, not {s}")
         if i != axis and s != o:
-            raise ModelError(desc.at("IndicesTensor", "Sizes", i),
-                             f"must equal OutputTensor.Sizes[{i}] ({o}), not {s}")
+            raise ModelError(desc.at("IndicesTensor", "Sizes", i), f"must equal OutputTensor.Sizes[{i}] ({o}), not {s}")
     if desc.tensor("ValuesTensor").element_count < 2:
-        raise ModelError(desc.at("ValuesTensor", "Sizes"),
-                         "ValuesTensor needs at least 2 elements (OffValue, OnValue)")
+        raise ModelError(desc.at("ValuesTensor", "Sizes"), "ValuesTensor needs at least 2 elements (OffValue, OnValue)")
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
@@ -50,21 +57,24 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     # ONNX OneHot needs indices of rank >= 1: a rank-1 desc keeps a leading 1 until the end.
     squeezed = tuple(s for i, s in enumerate(indices.sizes) if i != axis) or (1,)
     onnx_axis = axis if indices.rank > 1 else 1
-    idx = b.reshape(inputs["IndicesTensor"], squeezed, "drop_axis",
-                    f"removes the size-1 Axis {axis}: ONNX OneHot inserts it")
+    idx = b.reshape(inputs["IndicesTensor"], squeezed, "drop_axis", f"removes the size-1 Axis {axis}: ONNX OneHot inserts it")
     values = b.reshape(inputs["ValuesTensor"], [-1], "flat_values", "ValuesTensor as a list")
-    off_on = b.node("Slice", [values, b.i64([0], "off_on_start"), b.i64([2], "off_on_end")],
-                    "off_on", "element 0 is OffValue, element 1 OnValue")
+    off_on = b.node(
+        "Slice",
+        [values, b.i64([0], "off_on_start"), b.i64([2], "off_on_end")],
+        "off_on",
+        "element 0 is OffValue, element 1 OnValue",
+    )
 
     # Index type: ONNX OneHot counts every negative index from the end, which DirectML does
     # for signed types only; so unsigned values must stay non-negative in the index type.
     t = indices.data_type
     if t == dtypes.UINT64:  # values >= 2**63 would read as negative: make them out of range
         signed = b.cast(idx, dtypes.INT64, "as_int64", "UINT64 bits as INT64")
-        negative = b.node("Less", [signed, b.scalar(0, dtypes.INT64, "zero")], "too_large",
-                          "true for UINT64 values >= 2**63")
-        idx = b.node("Where", [negative, b.scalar(depth, dtypes.INT64, "out_of_range"), signed],
-                     "index", "out-of-range stays out of range")
+        negative = b.node("Less", [signed, b.scalar(0, dtypes.INT64, "zero")], "too_large", "true for UINT64 values >= 2**63")
+        idx = b.node(
+            "Where", [negative, b.scalar(depth, dtypes.INT64, "out_of_range"), signed], "index", "out-of-range stays out of range"
+        )
         t = dtypes.INT64
     elif t == dtypes.UINT32:
         idx, t = b.cast(idx, dtypes.INT64, "as_int64", "UINT32 fits in INT64"), dtypes.INT64
@@ -77,26 +87,36 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
             # Comparisons + Where, not Min/Max: ONNX Runtime 1.31's CPU Min/Max on INT64
             # mis-order values that differ in the high 32 bits.
             depth_i64 = b.scalar(depth, dtypes.INT64, "depth_i64")
-            low_ok = b.node("GreaterOrEqual", [idx, b.scalar(-depth, dtypes.INT64, "minus_depth")],
-                            "not_below", "index >= -depth")
+            low_ok = b.node(
+                "GreaterOrEqual", [idx, b.scalar(-depth, dtypes.INT64, "minus_depth")], "not_below", "index >= -depth"
+            )
             high_ok = b.node("Less", [idx, depth_i64], "below_depth", "index < depth")
             ok = b.node("And", [low_ok, high_ok], "in_range", "-depth <= index < depth")
             idx = b.node("Where", [ok, idx, depth_i64], "clamp", "out-of-range indices -> depth")
             idx = b.cast(idx, dtypes.INT32, "as_int32", "indices in [-depth, depth] fit in INT32")
-        y = b.node("OneHot", [idx, b.scalar(depth, dtypes.INT32, "depth"), off_on], "one_hot",
-                   "OnValue at the index, OffValue elsewhere", axis=onnx_axis)
+        y = b.node(
+            "OneHot",
+            [idx, b.scalar(depth, dtypes.INT32, "depth"), off_on],
+            "one_hot",
+            "OnValue at the index, OffValue elsewhere",
+            axis=onnx_axis,
+        )
     else:
         if t == dtypes.INT32:
             idx = b.cast(idx, dtypes.INT64, "as_int64", "INT32 fits in INT64")
         depth64 = b.scalar(depth, dtypes.INT64, "depth")
         if v in (dtypes.FLOAT16, dtypes.INT64):  # (int64, int64, float16 | int64) run everywhere
-            y = b.node("OneHot", [idx, depth64, off_on], "one_hot",
-                       "OnValue at the index, OffValue elsewhere", axis=onnx_axis)
+            y = b.node("OneHot", [idx, depth64, off_on], "one_hot", "OnValue at the index, OffValue elsewhere", axis=onnx_axis)
         else:
             # Other value types: a 0/1 INT64 one-hot picks OffValue/OnValue with Gather, which
             # copies elements of any type exactly.
-            mask = b.node("OneHot", [idx, depth64, b.const(np.array([0, 1], np.int64), "zero_one")],
-                          "one_hot", "1 at the index, 0 elsewhere", axis=onnx_axis)
+            mask = b.node(
+                "OneHot",
+                [idx, depth64, b.const(np.array([0, 1], np.int64), "zero_one")],
+                "one_hot",
+                "1 at the index, 0 elsewhere",
+                axis=onnx_axis,
+            )
             y = b.node("Gather", [off_on, mask], "select", "OffValue where 0, OnValue where 1", axis=0)
     if indices.rank == 1:
         y = b.reshape(y, out.sizes, "output_shape", "drops the leading 1")
