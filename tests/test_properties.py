@@ -66,7 +66,8 @@ def test_log_softmax1(ep: str, shape: tuple[int, ...], data: st.DataObject, dtyp
         {"InputTensor": x},
     )
     assert np.all(np.isfinite(got))
-    tol = 2e-3 if dtype == "FLOAT16" else 2e-6
+    # The CUDA EP's LogSoftmax kernel is less exact than the CPU's: 2e-5 off for log(3) (H200).
+    tol = 2e-3 if dtype == "FLOAT16" else (2e-6 if ep == "cpu" else 5e-5)
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
 
 
