@@ -30,6 +30,16 @@ def _opset(text: str) -> int:
     return value
 
 
+def _model_and_opset(sub: argparse.ArgumentParser) -> None:
+    sub.add_argument("model", metavar="MODEL.json", help="a DxDispatch JSON model")
+    sub.add_argument(
+        "--opset",
+        type=_opset,
+        default=DEFAULT_OPSET,
+        help=f"ONNX opset of the lowered graphs (default {DEFAULT_OPSET}, {MIN_OPSET}-{MAX_OPSET})",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dml2onnx",
@@ -42,44 +52,33 @@ def _parser() -> argparse.ArgumentParser:
     run = sub.add_parser(
         "run",
         help="execute a model's commands (dispatch, print, writeFile)",
-        description="Execute the commands of a DxDispatch model in order. "
-        "`print` output goes to stdout exactly as DxDispatch prints it; "
-        "progress goes to stderr.",
+        description="Execute the commands of a DxDispatch model in order. `print` output goes to stdout "
+        "exactly as DxDispatch prints it; progress goes to stderr.",
     )
-    run.add_argument("model", metavar="MODEL.json", help="a DxDispatch JSON model")
+    _model_and_opset(run)
     run.add_argument(
         "--ep",
         choices=("auto", "cpu", "cuda", "dml"),
         default="cpu",
-        help="execution provider (default: cpu); auto picks DirectML, then CUDA, "
-        "then CPU. GPU EPs run with CPU fallback disabled.",
-    )
-    run.add_argument(
-        "--opset",
-        type=_opset,
-        default=DEFAULT_OPSET,
-        help=f"ONNX opset of the lowered graphs (default {DEFAULT_OPSET}, {MIN_OPSET}-{MAX_OPSET})",
+        help="execution provider (default: cpu); auto picks DirectML, then CUDA, then CPU. "
+        "GPU EPs run with CPU fallback disabled.",
     )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
     export = sub.add_parser(
         "export",
         help="write one .onnx file per dispatchable",
-        description="Lower every dispatchable of a DxDispatch model and "
-        "write DIR/<dispatchable>.onnx. Inputs are named after the desc's "
-        "input tensor fields, the output is OutputTensor.",
+        description="Lower every dispatchable of a DxDispatch model and write DIR/<dispatchable>.onnx. "
+        "Inputs are named after the desc's input tensor fields, the output is OutputTensor.",
     )
-    export.add_argument("model", metavar="MODEL.json", help="a DxDispatch JSON model")
+    _model_and_opset(export)
     export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder")
-    export.add_argument(
-        "--opset", type=_opset, default=DEFAULT_OPSET, help=f"ONNX opset (default {DEFAULT_OPSET}, {MIN_OPSET}-{MAX_OPSET})"
-    )
     export.add_argument(
         "--target",
         choices=lowering.TARGETS,
         default="portable",
-        help="execution provider the graph is lowered for (default portable: "
-        "runs without fallback on the CPU, CUDA and DirectML EPs)",
+        help="execution provider the graph is lowered for (default portable: runs without fallback "
+        "on the CPU, CUDA and DirectML EPs)",
     )
     return p
 

@@ -69,7 +69,10 @@ BY_NAME: dict[str, DataType] = {t.name: t for t in ALL}
 BY_ONNX: dict[int, DataType] = {t.onnx: t for t in ALL}
 BY_NUMPY: dict[np.dtype, DataType] = {t.numpy: t for t in ALL}
 
+# Groups the doc pages' data-type tables are made of.
 FLOATS = (FLOAT32, FLOAT16)
+INTEGERS = (INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8)
+INTEGERS_32_64 = (INT64, INT32, UINT64, UINT32)
 
 
 def names(types: tuple[DataType, ...] | list[DataType]) -> str:

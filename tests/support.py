@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -39,6 +41,12 @@ def lowered_and_reference(
     assert got.dtype == out.data_type.numpy, (got.dtype, out.data_type)
     assert got.shape == out.sizes, (got.shape, out.sizes)
     return got, want
+
+
+def write_model(folder: Path, model: dict[str, Any], name: str = "model.json") -> str:
+    path = folder / name
+    path.write_text(json.dumps(model))
+    return str(path)
 
 
 def run_cli(*args: str) -> tuple[int, str, str]:

@@ -10,7 +10,7 @@ import onnx
 import pytest
 
 from dml2onnx import runtime
-from support import printed, run_cli
+from support import printed, run_cli, write_model
 
 MODELS = Path(__file__).resolve().parent.parent / "models"
 
@@ -44,12 +44,6 @@ def onehot_model(commands: list[dict]) -> dict:
     }
 
 
-def write(tmp_path: Path, model: dict) -> str:
-    path = tmp_path / "model.json"
-    path.write_text(json.dumps(model))
-    return str(path)
-
-
 def test_help_for_every_command() -> None:
     for args in (["--help"], ["run", "--help"], ["export", "--help"]):
         status, out, _ = run_cli(*args)
@@ -75,7 +69,7 @@ def test_run_prints_and_writes_npy_and_raw(tmp_path: Path, monkeypatch: pytest.M
             {"type": "writeFile", "resource": "out", "targetPath": "out.bin"},
         ]
     )
-    status, out, err = run_cli("run", write(tmp_path, model))
+    status, out, err = run_cli("run", write_model(tmp_path, model))
     assert status == 0, err
     expected = np.array([[0.5, 0.5, -2, 0.5], [0.5, 0.5, 0.5, -2], [0.5] * 4], np.float16)
     assert printed(out)["out"] == expected.reshape(-1).tolist()
@@ -88,7 +82,7 @@ def test_run_prints_and_writes_npy_and_raw(tmp_path: Path, monkeypatch: pytest.M
 
 def test_print_verbose_format(tmp_path: Path) -> None:
     model = onehot_model([{"type": "print", "resource": "indices", "verbose": True}])
-    status, out, _ = run_cli("run", write(tmp_path, model))
+    status, out, _ = run_cli("run", write_model(tmp_path, model))
     assert status == 0
     assert out == ("Resource 'indices':\n[0] 2 (0x               2)\n[1] -1 (0xFFFFFFFFFFFFFFFF)\n[2] 7 (0x               7)\n\n")
 
@@ -101,7 +95,7 @@ def test_print_float_formatting(tmp_path: Path) -> None:
         "dispatchables": {},
         "commands": [{"type": "print", "resource": "r"}],
     }
-    status, out, _ = run_cli("run", write(tmp_path, model))
+    status, out, _ = run_cli("run", write_model(tmp_path, model))
     assert status == 0
     assert out == "Resource 'r': 1, 3.5, -5, 0.1, 1e+06, 1.23457e+06, inf, -inf, nan\n"
 
@@ -179,7 +173,7 @@ def test_same_resource_in_and_out(tmp_path: Path) -> None:
             {"type": "print", "resource": "x"},
         ],
     }
-    status, out, err = run_cli("run", write(tmp_path, model))
+    status, out, err = run_cli("run", write_model(tmp_path, model))
     assert status == 0, err
     assert out == "Resource 'x': 0, 1, 0, 0\n"  # inline desc form, first of the tied maxima
 

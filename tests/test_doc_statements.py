@@ -3,13 +3,12 @@ lowered graphs."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from support import lowered_and_reference, printed, run_cli, tensor
+from support import lowered_and_reference, printed, run_cli, tensor, write_model
 
 
 @pytest.mark.parametrize(("direction", "expected"), [("INCREASING", 0), ("DECREASING", 4)])
@@ -151,7 +150,6 @@ def test_dispatchable_level_bindings_take_initial_contents(tmp_path: Path) -> No
             {"type": "print", "resource": "o"},
         ],
     }
-    (tmp_path / "m.json").write_text(json.dumps(model))
-    status, out, err = run_cli("run", str(tmp_path / "m.json"))
+    status, out, err = run_cli("run", write_model(tmp_path, model))
     assert status == 0, err
     assert printed(out)["o"] == [5, 6, 6, 5]

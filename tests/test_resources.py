@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +96,7 @@ def test_npy_and_dat_files(tmp_path: Path) -> None:
 
 def test_buffers_are_reinterpreted_by_the_binding_desc(tmp_path: Path) -> None:
     """A FLOAT32-initialised buffer bound as INT32 is read as its bits, as on the GPU."""
-    from support import printed, run_cli
+    from support import printed, run_cli, write_model
 
     bits = np.array([1.0, 2.0], np.float32).view(np.int32)
     model = {
@@ -122,7 +121,6 @@ def test_buffers_are_reinterpreted_by_the_binding_desc(tmp_path: Path) -> None:
             {"type": "print", "resource": "y"},
         ],
     }
-    (tmp_path / "m.json").write_text(json.dumps(model))
-    status, out, err = run_cli("run", str(tmp_path / "m.json"))
+    status, out, err = run_cli("run", write_model(tmp_path, model))
     assert status == 0, err
     assert printed(out)["y"] == [int(np.argmax(bits))] == [1]

@@ -10,19 +10,8 @@ from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from . import common
 
-INPUT_TYPES = (
-    dtypes.FLOAT32,
-    dtypes.FLOAT16,
-    dtypes.INT64,
-    dtypes.INT32,
-    dtypes.INT16,
-    dtypes.INT8,
-    dtypes.UINT64,
-    dtypes.UINT32,
-    dtypes.UINT16,
-    dtypes.UINT8,
-)
-OUTPUT_TYPES = (dtypes.INT64, dtypes.INT32, dtypes.UINT64, dtypes.UINT32)
+INPUT_TYPES = dtypes.FLOATS + dtypes.INTEGERS
+OUTPUT_TYPES = dtypes.INTEGERS_32_64
 
 # Integer types whose every value a float32 holds exactly: ArgMax may run on a float32 copy.
 _EXACT_IN_FLOAT32 = (dtypes.INT16, dtypes.INT8, dtypes.UINT16, dtypes.UINT8)

@@ -9,7 +9,7 @@ from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from . import common
 
-TYPES = (dtypes.FLOAT32, dtypes.FLOAT16)
+TYPES = dtypes.FLOATS
 
 
 def validate(desc: OperatorDesc) -> None:

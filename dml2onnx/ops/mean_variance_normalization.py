@@ -12,7 +12,7 @@ from ..desc import OperatorDesc
 from ..errors import ModelError
 from . import activations, common
 
-TYPES = (dtypes.FLOAT32, dtypes.FLOAT16)
+TYPES = dtypes.FLOATS
 TENSORS = ("InputTensor", "ScaleTensor", "BiasTensor", "OutputTensor")
 
 

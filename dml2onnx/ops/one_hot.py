@@ -12,20 +12,8 @@ from ..desc import OperatorDesc
 from ..errors import ModelError
 from . import common
 
-INDEX_TYPES = (dtypes.INT64, dtypes.INT32, dtypes.UINT64, dtypes.UINT32)
-VALUE_TYPES = (
-    dtypes.FLOAT64,
-    dtypes.FLOAT32,
-    dtypes.FLOAT16,
-    dtypes.INT64,
-    dtypes.INT32,
-    dtypes.INT16,
-    dtypes.INT8,
-    dtypes.UINT64,
-    dtypes.UINT32,
-    dtypes.UINT16,
-    dtypes.UINT8,
-)
+INDEX_TYPES = dtypes.INTEGERS_32_64
+VALUE_TYPES = (dtypes.FLOAT64, *dtypes.FLOATS, *dtypes.INTEGERS)
 TENSORS = ("IndicesTensor", "ValuesTensor", "OutputTensor")
 
 
