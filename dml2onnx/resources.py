@@ -145,18 +145,41 @@ def encode(values: list[float | int], dtype: dtypes.DataType) -> bytes:
 
 def _sequence(start: float | int, delta: float | int, count: int, dtype: dtypes.DataType) -> bytes:
     """value, value + delta, ... accumulated in the target type, as DxDispatch does."""
-    if dtype.is_float:
-        out = np.empty(count, dtype=dtype.numpy)
-        v = np.frombuffer(encode([start], dtype), dtype.numpy)[0]
-        d = np.frombuffer(encode([delta], dtype), dtype.numpy)[0]
+    if dtype == dtypes.FLOAT16:
+        return _float16_sequence(start, delta, count).tobytes()
+    if dtype.is_float:  # np.add.accumulate adds one element at a time in the array's type
+        steps = np.full(count, np.frombuffer(encode([delta], dtype), dtype.numpy)[0], dtype=dtype.numpy)
+        if count:
+            steps[0] = np.frombuffer(encode([start], dtype), dtype.numpy)[0]
         with np.errstate(over="ignore", invalid="ignore"):
-            for i in range(count):
-                out[i] = v
-                v = halfconv.to_float16(np.float32(v) + np.float32(d))[()] if dtype == dtypes.FLOAT16 else v + d
-        return out.tobytes()
-    modulus = 2 ** (8 * dtype.size)
-    seq = (int(start) + int(delta) * np.arange(count, dtype=object)) % modulus
-    return seq.astype(np.uint64).astype(dtype.numpy).tobytes() if count else b""
+            return np.add.accumulate(steps, dtype=dtype.numpy).tobytes()
+    # Integers wrap in their own width; modulo 2**64 first, then truncated to the width.
+    with np.errstate(over="ignore"):
+        seq = np.arange(count, dtype=np.uint64) * np.uint64(int(delta) % 2**64) + np.uint64(int(start) % 2**64)
+    return seq.astype(dtype.numpy).tobytes()
+
+
+def _float16_sequence(start: float | int, delta: float | int, count: int) -> np.ndarray:
+    """Each step is half(float(v) + float(delta)), truncated. A half has 65536 states, so the
+    sequence repeats within 65537 steps: compute one period, then tile it."""
+    out = np.empty(count, dtype=np.float16)
+    v = halfconv.to_float16(start)[()]
+    d = np.float32(halfconv.to_float16(delta)[()])
+    seen: dict[int, int] = {}
+    for i in range(count):
+        key = int(np.asarray(v).view(np.uint16))
+        if key in seen:  # out[first:i] is one period: double the periodic part until full
+            first, pos = seen[key], i
+            while pos < count:
+                n = min(pos - first, count - pos)
+                out[pos : pos + n] = out[first : first + n]
+                pos += n
+            break
+        seen[key] = i
+        out[i] = v
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = halfconv.to_float16(np.float32(v) + d)[()]
+    return out
 
 
 _LIST_TYPES = {t.name: t for t in dtypes.ALL if t != dtypes.FLOAT16}

@@ -124,3 +124,25 @@ def test_buffers_are_reinterpreted_by_the_binding_desc(tmp_path: Path) -> None:
     status, out, err = run_cli("run", write_model(tmp_path, model))
     assert status == 0, err
     assert printed(out)["y"] == [int(np.argmax(bits))] == [1]
+
+
+@pytest.mark.parametrize(("start", "delta", "count"), [(1, 0.1, 3000), (-3, 0.7, 300), (60000, 1000, 50), ("nan", 1, 10)])
+def test_float16_sequence_is_the_truncated_step_rule(start: float | str, delta: float, count: int) -> None:
+    want, v = [], halfconv.to_float16(float(start))[()]
+    d = np.float32(halfconv.to_float16(delta)[()])
+    for _ in range(count):
+        want.append(v)
+        with np.errstate(over="ignore", invalid="ignore"):
+            v = halfconv.to_float16(np.float32(v) + d)[()]
+    r = resource(
+        {"initialValuesDataType": "FLOAT16", "initialValues": {"valueCount": count, "valueStart": start, "valueDelta": delta}}
+    )
+    assert np.frombuffer(r.initial, np.uint16).tolist() == np.array(want, np.float16).view(np.uint16).tolist()
+
+
+def test_long_sequences_are_vectorized() -> None:
+    for dtype in ("FLOAT16", "FLOAT32", "INT64", "UINT8"):
+        r = resource(
+            {"initialValuesDataType": dtype, "initialValues": {"valueCount": 5_000_000, "valueStart": 1, "valueDelta": 3}}
+        )
+        assert len(r.initial) == 5_000_000 * np.dtype(dtype.lower()).itemsize
