@@ -9,6 +9,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from . import dtypes
+from .targets import TARGETS, Target
 
 # The opset range the lowerings are written and tested for.
 MIN_OPSET = 13
@@ -19,9 +20,10 @@ DEFAULT_OPSET = 17
 class GraphBuilder:
     """Collects the nodes of one lowered desc. Node names are `<prefix>/<step>`."""
 
-    def __init__(self, prefix: str, opset: int = DEFAULT_OPSET) -> None:
+    def __init__(self, prefix: str, opset: int = DEFAULT_OPSET, target: Target = TARGETS["portable"]) -> None:
         self.prefix = prefix
         self.opset = opset
+        self.target = target
         self.nodes: list[onnx.NodeProto] = []
         self.initializers: list[onnx.TensorProto] = []
         self.inputs: list[onnx.ValueInfoProto] = []

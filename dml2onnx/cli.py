@@ -11,9 +11,9 @@ from pathlib import Path
 
 import onnx
 
-from . import __version__, dxdispatch, lowering
+from . import __version__, check, dml_ep, dxdispatch, lowering, runtime, targets
 from .builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET
-from .errors import Dml2OnnxError, ModelError
+from .errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError
 from .executor import Executor
 from .files import write_atomic
 
@@ -63,6 +63,12 @@ def _parser() -> argparse.ArgumentParser:
         help="execution provider (default: cpu); auto picks DirectML, then CUDA, then CPU. "
         "GPU EPs run with CPU fallback disabled.",
     )
+    run.add_argument(
+        "--target",
+        choices=targets.NAMES,
+        default="portable",
+        help="lowering target (default portable: the same graph on every EP)",
+    )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
     export = sub.add_parser(
@@ -75,18 +81,56 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder")
     export.add_argument(
         "--target",
-        choices=lowering.TARGETS,
+        choices=targets.NAMES,
         default="portable",
         help="execution provider the graph is lowered for (default portable: runs without fallback "
         "on the CPU, CUDA and DirectML EPs)",
     )
+    check = sub.add_parser(
+        "check",
+        help="compare every dispatch on each EP with the numpy reference, or check statically for DirectML",
+        description="Run the model's dispatches on each execution provider (CPU fallback disabled on GPUs) and on "
+        "the numpy reference, and print per dispatch and EP the max abs/rel error and how many nodes ran on that "
+        "EP. With --static (for --ep dml, which cannot run on Linux): list every node of the lowered graphs that "
+        "ONNX Runtime's DirectML EP would not take. Exit status 1 on a mismatch or a refused node.",
+    )
+    _model_and_opset(check)
+    check.add_argument(
+        "--ep",
+        action="append",
+        choices=("cpu", "cuda", "dml"),
+        help="an EP to check (repeatable; default: every EP this onnxruntime has)",
+    )
+    check.add_argument("--target", choices=targets.NAMES, default="portable", help="lowering target (default portable)")
+    check.add_argument("--static", action="store_true", help="no execution: the static DirectML EP check")
     return p
 
 
 def _run(args: argparse.Namespace) -> None:
     model = dxdispatch.load(args.model)
     log = io.StringIO() if args.quiet else sys.stderr
-    Executor(model, args.ep, args.opset, sys.stdout, log).run()
+    Executor(model, args.ep, args.opset, sys.stdout, log, args.target).run()
+
+
+def _check(args: argparse.Namespace) -> int:
+    model = dxdispatch.load(args.model)
+    if args.static:
+        if args.ep and args.ep != ["dml"]:
+            raise UsageError("--static checks the DirectML EP only: use --ep dml or no --ep")
+        return 0 if check.static_dml(model, sys.stdout, args.opset, args.target) else 1
+    eps = args.ep or runtime.available()
+    for ep in eps:
+        runtime.resolve(ep)
+    return 0 if check.dynamic(model, eps, sys.stdout, args.opset, args.target) else 1
+
+
+def _refuse_dml_fallback(name: str, model: onnx.ModelProto, target: str) -> None:
+    """A graph lowered for DirectML must not fall back to the CPU there."""
+    problems = dml_ep.check(model)
+    if problems:
+        raise RuntimeFailure(
+            f"dispatchable '{name}' lowered for target {target} would not run on the DirectML EP: " + "; ".join(problems)
+        )
 
 
 def _export(args: argparse.Namespace) -> None:
@@ -96,6 +140,9 @@ def _export(args: argparse.Namespace) -> None:
             raise ModelError(d.path, "a dispatchable exported as a file needs a name of letters, digits, '_', '.' and '-'")
     # Lower everything before writing anything: a failure leaves the folder untouched.
     lowered = {name: lowering.lower(d.desc, name, args.opset, args.target) for name, d in model.dispatchables.items()}
+    if "dml" in targets.TARGETS[args.target].runs_on:
+        for name, m in lowered.items():
+            _refuse_dml_fallback(name, m, args.target)
     out = Path(args.output)
     for name, m in lowered.items():
         target = out / f"{name}.onnx"
@@ -111,10 +158,10 @@ def _describe(m: onnx.ModelProto) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        {"run": _run, "export": _export}[args.command](args)
+        status = {"run": _run, "export": _export, "check": _check}[args.command](args)
     except Dml2OnnxError as e:
         print(f"dml2onnx: error: {e}", file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:
         return 130
-    return 0
+    return status or 0

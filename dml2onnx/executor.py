@@ -32,14 +32,23 @@ def write_tensor(buffer: bytearray, offset: int, values: np.ndarray) -> None:
 
 
 class Executor:
+    """Runs the commands in order. `ep` is an EP short name, `auto`, or `reference` (numpy)."""
+
     def __init__(
-        self, model: Model, ep: str = "cpu", opset: int = DEFAULT_OPSET, out: TextIO = sys.stdout, log: TextIO = sys.stderr
+        self,
+        model: Model,
+        ep: str = "cpu",
+        opset: int = DEFAULT_OPSET,
+        out: TextIO = sys.stdout,
+        log: TextIO = sys.stderr,
+        target: str = "portable",
     ) -> None:
         self.model, self.out, self.log = model, out, log
-        self.ep = runtime.resolve(ep)
-        self.opset = opset
+        self.ep = ep if ep == "reference" else runtime.resolve(ep)
+        self.opset, self.target = opset, target
         self.buffers = {name: r.new_buffer() for name, r in model.resources.items()}
-        self.sessions: dict[str, runtime.Session] = {}
+        self.sessions: dict[str, runtime.Session | runtime.ReferenceSession] = {}
+        self.results: list[tuple[str, np.ndarray]] = []  # (dispatchable, output) per dispatch
         # Tensors bound at initialization (OWNED_BY_DML) take the resources' initial contents.
         self.init_values = {
             (d.name, point): read_tensor(self.buffers[b.resource], b.offset, d.desc.tensor(point))
@@ -47,14 +56,22 @@ class Executor:
             for point, b in d.init_bindings.items()
         }
 
-    def session(self, name: str) -> runtime.Session:
+    @property
+    def ep_name(self) -> str:
+        return runtime.PROVIDERS.get(self.ep, "numpy reference")
+
+    def session(self, name: str) -> runtime.Session | runtime.ReferenceSession:
         if name not in self.sessions:
             d = self.model.dispatchables[name]
-            self.sessions[name] = runtime.create(lowering.lower(d.desc, name, self.opset), name, self.ep)
+            if self.ep == "reference":
+                self.sessions[name] = runtime.ReferenceSession(name, d.desc)
+            else:
+                model = lowering.lower(d.desc, name, self.opset, self.target)
+                self.sessions[name] = runtime.create(model, name, self.ep)
         return self.sessions[name]
 
     def run(self) -> None:
-        self.log.write(f"dml2onnx: running '{self.model.path}' on {runtime.PROVIDERS[self.ep]}\n")
+        self.log.write(f"dml2onnx: running '{self.model.path}' on {self.ep_name}\n")
         # Compile every dispatched operator first, as DxDispatch initializes them up front.
         for cmd in self.model.commands:
             if isinstance(cmd, Dispatch):
@@ -88,7 +105,8 @@ class Executor:
         d = self.model.dispatchables[cmd.dispatchable]
         out: Binding = cmd.bindings.get("OutputTensor") or d.init_bindings["OutputTensor"]
         write_tensor(self.buffers[out.resource], out.offset, result)
-        self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iterations, {ms:.4f} ms ({runtime.PROVIDERS[self.ep]})\n")
+        self.results.append((cmd.dispatchable, result))
+        self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iterations, {ms:.4f} ms ({self.ep_name})\n")
 
     def resource_values(self, name: str, count: int | None = None) -> np.ndarray:
         res = self.model.resources[name]

@@ -12,8 +12,7 @@ from .builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, GraphBuilder
 from .desc import OperatorDesc
 from .errors import UsageError
 from .schema import Kind
-
-TARGETS = ("portable",)
+from .targets import TARGETS
 
 
 def validate(desc: OperatorDesc) -> None:
@@ -29,7 +28,9 @@ def lower(desc: OperatorDesc, name: str, opset: int = DEFAULT_OPSET, target: str
     """Lower one validated desc. `name` (the dispatchable) prefixes every node name."""
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise UsageError(f"--opset must be in [{MIN_OPSET}, {MAX_OPSET}], got {opset}")
-    b = GraphBuilder(name, opset)
+    if target not in TARGETS:
+        raise UsageError(f"--target must be one of {', '.join(TARGETS)}, got {target!r}")
+    b = GraphBuilder(name, opset, TARGETS[target])
     values = {n: b.add_input(n, desc.tensor(n).data_type, desc.tensor(n).sizes) for n in input_names(desc)}
     module = ops.MODULES[desc.schema.name]
     result = module.lower(desc, b, values)

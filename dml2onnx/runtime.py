@@ -1,12 +1,15 @@
-"""ONNX Runtime sessions on one execution provider, never silently falling back to the CPU."""
+"""Running lowered graphs: ONNX Runtime sessions on one execution provider (never silently
+falling back to the CPU), or the numpy reference."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib
+from dataclasses import dataclass, field
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 import onnx
-import onnxruntime as ort
 
 from .errors import RuntimeFailure
 
@@ -17,15 +20,29 @@ PROVIDERS = {
 }
 INSTALL_HINT = {
     "dml": "install onnxruntime-directml (Windows only): pip install dml2onnx[directml]",
-    "cuda": "install onnxruntime-gpu (with CUDA): pip install dml2onnx[cuda]",
-    "cpu": "install onnxruntime",
+    "cuda": "install onnxruntime-gpu (Linux or Windows, NVIDIA): pip install dml2onnx[cuda]",
+    "cpu": "install onnxruntime: pip install dml2onnx[cpu]",
 }
 AUTO_ORDER = ("dml", "cuda", "cpu")
 
 
+def ort() -> ModuleType:
+    """onnxruntime, imported on first use: `export` and the static checks work without it."""
+    try:
+        return importlib.import_module("onnxruntime")
+    except ImportError:
+        raise RuntimeFailure(
+            "ONNX Runtime is not installed: pip install dml2onnx[cpu] (or [cuda] on NVIDIA GPUs, [directml] on Windows)"
+        ) from None
+
+
+def version() -> str:
+    return str(ort().__version__)
+
+
 def available() -> list[str]:
     """The EP short names this onnxruntime offers, best first."""
-    have = set(ort.get_available_providers())
+    have = set(ort().get_available_providers())
     return [ep for ep in AUTO_ORDER if PROVIDERS[ep] in have]
 
 
@@ -36,7 +53,7 @@ def resolve(ep: str) -> str:
     if ep not in PROVIDERS:
         raise RuntimeFailure(f"unknown execution provider '{ep}' (auto, cpu, cuda, dml)")
     if ep not in available():
-        raise RuntimeFailure(f"the {PROVIDERS[ep]} is not available in this onnxruntime ({ort.__version__}): {INSTALL_HINT[ep]}")
+        raise RuntimeFailure(f"the {PROVIDERS[ep]} is not available in this onnxruntime ({version()}): {INSTALL_HINT[ep]}")
     return ep
 
 
@@ -44,7 +61,7 @@ def resolve(ep: str) -> str:
 class Session:
     name: str
     ep: str
-    session: ort.InferenceSession
+    session: Any  # onnxruntime.InferenceSession
 
     def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         try:
@@ -52,18 +69,44 @@ class Session:
         except Exception as e:  # ORT raises its own exception types for runtime failures
             raise RuntimeFailure(f"dispatchable '{self.name}' failed on {PROVIDERS[self.ep]}: {e}") from None
 
+    def assignment(self) -> dict[str, list[str]]:
+        """EP name -> the nodes it runs (after ONNX Runtime's graph optimizations)."""
+        out: dict[str, list[str]] = {}
+        for sub in self.session.get_provider_graph_assignment_info():
+            out.setdefault(sub.ep_name, []).extend(f"{n.name} ({n.op_type})" for n in sub.get_nodes())
+        return out
+
+    def nodes_off_ep(self) -> list[str]:
+        return [n for ep, nodes in self.assignment().items() if ep != PROVIDERS[self.ep] for n in nodes]
+
 
 def create(model: onnx.ModelProto, name: str, ep: str) -> Session:
-    options = ort.SessionOptions()
+    rt = ort()
+    options = rt.SessionOptions()
     options.log_severity_level = 3
+    options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
     if ep != "cpu":
         # A node the GPU EP cannot take must fail here, not run on the CPU unnoticed.
         options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
     if ep == "dml":
         options.enable_mem_pattern = False
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.execution_mode = rt.ExecutionMode.ORT_SEQUENTIAL
     try:
-        session = ort.InferenceSession(model.SerializeToString(), options, providers=[PROVIDERS[ep]])
+        session = rt.InferenceSession(model.SerializeToString(), options, providers=[PROVIDERS[ep]])
     except Exception as e:
         raise RuntimeFailure(f"dispatchable '{name}': {PROVIDERS[ep]} cannot run the lowered graph: {e}") from None
     return Session(name, ep, session)
+
+
+@dataclass
+class ReferenceSession:
+    """The numpy reference of a desc, behind the same interface as `Session`."""
+
+    name: str
+    desc: Any  # OperatorDesc
+    ep: str = field(default="reference")
+
+    def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        from . import ops
+
+        return ops.MODULES[self.desc.schema.name].reference(self.desc, feeds)

@@ -202,3 +202,43 @@ def test_comments_trailing_commas_and_binding_objects(tmp_path: Path) -> None:
     status, out, err = run_cli("run", str(path))
     assert status == 0, err
     assert out == "Resource 'out': 1\n"  # argmax of [1, 3, 2], read from element 2 on
+
+
+def test_check_every_model_against_the_reference() -> None:
+    for model in sorted(MODELS.glob("*.json")):
+        status, out, err = run_cli("check", str(model))
+        assert status == 0, (model, out, err)
+        assert "all match, every node on its EP" in out and "MISMATCH" not in out
+
+
+def test_check_reports_a_mismatch_with_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
+    from dml2onnx.ops import argmax
+
+    monkeypatch.setattr(argmax, "reference", lambda desc, inputs: np.zeros(desc.tensor("OutputTensor").sizes, np.uint32))
+    status, out, _ = run_cli("check", str(MODELS / "argmax.json"), "--ep", "cpu")
+    assert status == 1 and "MISMATCH" in out and "failed" in out
+
+
+def test_static_dml_check_of_every_model_and_target() -> None:
+    for model in sorted(MODELS.glob("*.json")):
+        for target in ("portable", "dml"):
+            status, out, err = run_cli("check", str(model), "--ep", "dml", "--static", "--target", target)
+            assert status == 0 and out.rstrip().endswith("passed"), (model, target, out, err)
+
+
+def test_export_for_dml_refuses_a_graph_that_would_fall_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from dml2onnx import dml_ep
+
+    status, _, err = run_cli("export", str(MODELS / "hardmax1.json"), "-o", str(tmp_path / "ok"), "--target", "dml")
+    assert status == 0, err
+    assert {n.op_type for n in onnx.load(tmp_path / "ok" / "hardmax_axes_1.onnx").graph.node} == {"Hardmax"}
+    monkeypatch.setattr(dml_ep, "check", lambda model: ["x (Foo): not registered"])
+    status, _, err = run_cli("export", str(MODELS / "hardmax1.json"), "-o", str(tmp_path / "no"), "--target", "dml")
+    assert status == 1 and "would not run on the DirectML EP" in err and not (tmp_path / "no").exists()
+    status, _, _ = run_cli("export", str(MODELS / "hardmax1.json"), "-o", str(tmp_path / "cpu"), "--target", "cpu")
+    assert status == 0  # the cpu target is not bound for DirectML
+
+
+def test_run_with_each_target_prints_the_same() -> None:
+    outputs = {t: run_cli("run", str(MODELS / "argmax.json"), "--target", t)[1] for t in ("portable", "cpu")}
+    assert outputs["portable"] == outputs["cpu"] != ""

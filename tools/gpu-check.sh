@@ -16,4 +16,5 @@ for ep in cuda cpu; do
   for m in models/*.json; do echo "== $m"; python3 -m dml2onnx run "$m" --ep $ep -q 2>&1 || echo "FAILED $m"; done > "$OUT/models.$ep.txt"
 done
 cmp -s "$OUT/models.cuda.txt" "$OUT/models.cpu.txt" && echo "models/: same output on cuda and cpu" || { echo "models/: DIFFERS"; diff "$OUT/models.cuda.txt" "$OUT/models.cpu.txt"; }
-python3 -m pytest -m gpu -q -p no:cacheprovider tests "$@" 2>&1 | tail -40 | tee "$OUT/pytest-gpu.txt"
+python3 tools/gpu_report.py > "$OUT/gpu-report.md"; echo "gpu_report.py exit $?"; head -12 "$OUT/gpu-report.md"
+python3 -m pytest -m gpu -q -p no:cacheprovider tests "$@" 2>&1 | tail -25 | tee "$OUT/pytest-gpu.txt"

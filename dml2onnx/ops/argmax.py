@@ -42,6 +42,16 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
 def argmax_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, size: int, last: bool) -> str:
     """int64 index of the first (or last) maximum along `axis`, keepdims=1, exact for every
     input type and without ArgMax's select_last_index (which the CUDA EP lacks)."""
+    if dtype in b.target.argmax_types and (b.target.argmax_select_last or not last):
+        return b.node(
+            "ArgMax",
+            [x],
+            "argmax",
+            f"index of the {'last' if last else 'first'} maximum",
+            axis=axis,
+            keepdims=1,
+            select_last_index=int(last),
+        )
     if last:  # reverse, take the first maximum, map the index back: size - 1 - i
         x = b.node(
             "Slice",

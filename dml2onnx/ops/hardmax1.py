@@ -27,6 +27,9 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     x = desc.tensor("InputTensor")
     plan = common.JointAxes(x.sizes, tuple(sorted(desc["Axes"])))
     merged = plan.merge(b, inputs["InputTensor"])
+    if b.target.native_hardmax:  # ONNX Hardmax-13 (first maximum): DML_ACTIVATION_HARDMAX again
+        y = b.node("Hardmax", [merged], "hardmax", "1 at the first maximum of the merged axis", axis=plan.axis)
+        return plan.unmerge(b, y)
     axis = plan.axis
     if len(plan.merged_shape) == 1:  # every axis reduced: OneHot needs indices of rank >= 1
         merged = b.reshape(merged, [1, plan.reduced_size], "as_row", "one row, for OneHot")

@@ -54,6 +54,16 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         "element 0 is OffValue, element 1 OnValue",
     )
 
+    if b.target.one_hot_any_type:  # the EP takes the desc's own types: DML_ONE_HOT again
+        y = b.node(
+            "OneHot",
+            [idx, b.scalar(depth, dtypes.INT64, "depth"), off_on],
+            "one_hot",
+            "OnValue at the index, OffValue elsewhere",
+            axis=onnx_axis,
+        )
+        return b.reshape(y, out.sizes, "output_shape", "drops the leading 1") if indices.rank == 1 else y
+
     # Index type: ONNX OneHot counts every negative index from the end, which DirectML does
     # for signed types only; so unsigned values must stay non-negative in the index type.
     t = indices.data_type

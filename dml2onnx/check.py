@@ -1,0 +1,82 @@
+"""`dml2onnx check`: every dispatch of a model on each execution provider against the numpy
+reference (max abs/rel error, nodes that left the EP), or the static DirectML EP check."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import TextIO
+
+from . import dml_ep, lowering, runtime
+from .builder import DEFAULT_OPSET
+from .dxdispatch import Model
+from .executor import Executor
+from .tolerances import compare, tolerance
+
+
+@dataclass
+class Row:
+    dispatch: str
+    ep: str
+    max_abs: float
+    max_rel: float
+    nodes_on_ep: int
+    nodes: int
+    ok: bool
+
+
+def _fmt(x: float) -> str:
+    return "0" if x == 0 else f"{x:.3g}"
+
+
+def dynamic(model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSET, target: str = "portable") -> bool:
+    """Runs the model on the reference and on each EP; prints one row per dispatch and EP."""
+    quiet = io.StringIO()
+    reference = Executor(model, "reference", opset, quiet, quiet)
+    reference.run()
+    rows: list[Row] = []
+    for ep in eps:
+        ex = Executor(model, ep, opset, quiet, quiet, target)
+        ex.run()
+        for i, ((name, got), (_, want)) in enumerate(zip(ex.results, reference.results, strict=True)):
+            desc = model.dispatchables[name].desc
+            tol = tolerance(desc.schema.name, desc.tensor("OutputTensor").data_type, ep)
+            c = compare(got, want, tol)
+            session = ex.sessions[name]
+            assert isinstance(session, runtime.Session)
+            assignment = session.assignment()
+            total = sum(len(v) for v in assignment.values())
+            off = len(session.nodes_off_ep())
+            rows.append(Row(f"{i}:{name}", runtime.PROVIDERS[ep], c.max_abs, c.max_rel, total - off, total, c.ok and off == 0))
+    width = max([len(r.dispatch) for r in rows] + [8])
+    out.write(f"{'dispatch':<{width}}  {'EP':<22} {'max abs':>9} {'max rel':>9}  {'nodes on EP':>11}  result\n")
+    for r in rows:
+        nodes = f"{r.nodes_on_ep}/{r.nodes}"
+        out.write(
+            f"{r.dispatch:<{width}}  {r.ep:<22} {_fmt(r.max_abs):>9} {_fmt(r.max_rel):>9}  {nodes:>11}  "
+            f"{'ok' if r.ok else 'MISMATCH'}\n"
+        )
+    bad = [r for r in rows if not r.ok]
+    out.write(
+        f"{len(rows)} checks on {', '.join(runtime.PROVIDERS[e] for e in eps)} against the numpy reference "
+        f"(onnxruntime {runtime.version()}, target {target}): "
+        + ("all match, every node on its EP\n" if not bad else f"{len(bad)} failed\n")
+    )
+    return not bad
+
+
+def static_dml(model: Model, out: TextIO, opset: int = DEFAULT_OPSET, target: str = "portable") -> bool:
+    """Lowers each dispatchable and lists every node the DirectML EP would not take."""
+    refused = 0
+    for name, d in model.dispatchables.items():
+        problems = dml_ep.check(lowering.lower(d.desc, name, opset, target))
+        refused += len(problems)
+        verdict = "every node runs on the DirectML EP" if not problems else f"{len(problems)} node(s) refused"
+        out.write(f"{name}: {verdict}\n")
+        for p in problems:
+            out.write(f"  {p}\n")
+    out.write(
+        f"static DirectML EP check (registrations of onnxruntime {dml_ep.SOURCE_VERSION}), target {target}: "
+        + ("passed\n" if not refused else f"{refused} node(s) would not run on the DirectML EP\n")
+    )
+    return refused == 0

@@ -1,0 +1,123 @@
+"""Lowering targets: every matrix case lowered for each target runs where that target says,
+the DirectML-bound graphs pass the static DirectML EP check, and the static check itself
+catches what the DirectML EP does not register."""
+
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper
+from onnx.reference import ReferenceEvaluator
+
+from dml2onnx import dml_ep, lowering, ops, runtime
+from dml2onnx.tolerances import compare, tolerance
+from matrix import Case, all_cases
+from support import make_desc
+
+CASES = all_cases()
+IDS = [c.id for c in CASES]
+
+
+def lowered(case: Case, target: str) -> onnx.ModelProto:
+    return lowering.lower(make_desc(case.op, case.fields), "case", target=target)
+
+
+def check_against_reference(case: Case, got: np.ndarray, inputs: dict[str, np.ndarray], ep: str) -> None:
+    desc = make_desc(case.op, case.fields)
+    want = ops.MODULES[desc.schema.name].reference(desc, inputs)
+    c = compare(got, want, tolerance(case.op, desc.tensor("OutputTensor").data_type, ep))
+    assert c.ok, f"max abs {c.max_abs}, max rel {c.max_rel}"
+
+
+@pytest.mark.parametrize("target", ["portable", "dml"])
+def test_static_dml_check_passes_every_case(target: str) -> None:
+    refused = {c.id: p for c in CASES if (p := dml_ep.check(lowered(c, target)))}
+    assert refused == {}
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_dml_target_semantics_with_onnx_reference_evaluator(case: Case) -> None:
+    """The DirectML EP cannot run here: the dml-target graphs (ONNX Hardmax, ArgMax with
+    select_last_index and integer inputs, OneHot of any type) are run by onnx's own reference
+    implementation instead, which is independent of ONNX Runtime."""
+    inputs = dict(case.inputs)
+    if case.op == "ACTIVATION_LOG_SOFTMAX1" and "extreme" in case.id:
+        pytest.skip("onnx.reference's LogSoftmax takes log(0) on these inputs; ORT runs the same node exactly")
+    if case.op == "ONE_HOT" and inputs["ValuesTensor"].dtype.kind == "f":
+        # onnx.reference computes off + mask * (on - off), inexact for infinities and large values
+        inputs["ValuesTensor"] = np.array([1.5, -2.25, 7], inputs["ValuesTensor"].dtype).reshape(inputs["ValuesTensor"].shape)
+    model = lowered(case, "dml")
+    with np.errstate(all="ignore"):
+        got = ReferenceEvaluator(model).run(None, inputs)[0]
+    check_against_reference(case, got, inputs, "reference")
+
+
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_cpu_target_on_the_cpu_ep(case: Case) -> None:
+    session = runtime.create(lowered(case, "cpu"), "case", "cpu")
+    check_against_reference(case, session.run(case.inputs), case.inputs, "cpu")
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif("cuda" not in runtime.available(), reason="no CUDA execution provider")
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_cuda_target_on_the_cuda_ep(case: Case) -> None:
+    session = runtime.create(lowered(case, "cuda"), "case", "cuda")
+    assert session.nodes_off_ep() == []
+    check_against_reference(case, session.run(case.inputs), case.inputs, "cuda")
+
+
+def test_dml_target_maps_back_to_directml_operators() -> None:
+    by_op = {c.op: c for c in CASES if "several" in c.id or c.op in ("ONE_HOT", "MEAN_VARIANCE_NORMALIZATION")}
+    ops_used = {op: {n.op_type for n in lowered(c, "dml").graph.node} for op, c in by_op.items()}
+    assert "Hardmax" in ops_used["ACTIVATION_HARDMAX1"] and "OneHot" not in ops_used["ACTIVATION_HARDMAX1"]
+    assert "TopK" not in ops_used["ARGMAX"] and "Slice" not in ops_used["ARGMAX"]
+    assert ops_used["ONE_HOT"] <= {"Reshape", "Slice", "OneHot"}
+    assert "MeanVarianceNormalization" not in ops_used["MEAN_VARIANCE_NORMALIZATION"]  # DML's has a fixed epsilon
+
+
+def test_target_is_recorded_in_metadata() -> None:
+    for target in ("portable", "cpu", "cuda", "dml"):
+        props = {p.key: p.value for p in lowered(CASES[0], target).metadata_props}
+        assert props["dml2onnx.target"] == target
+
+
+def _graph(
+    node: onnx.NodeProto,
+    inputs: list[onnx.ValueInfoProto],
+    out_type: int,
+    opset: int = 17,
+    initializers: list[onnx.TensorProto] | None = None,
+) -> onnx.ModelProto:
+    g = helper.make_graph([node], "g", inputs, [helper.make_tensor_value_info("y", out_type, None)], initializers or [])
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def test_static_check_refuses_unregistered_ops_types_and_versions() -> None:
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])
+    gelu = _graph(helper.make_node("Gelu", ["x"], ["y"], name="g"), [x], TensorProto.FLOAT, opset=20)
+    assert "no DirectML kernel for Gelu-20" in dml_ep.check(gelu)[0]
+    i16 = helper.make_tensor_value_info("i", TensorProto.INT16, [3])
+    depth = helper.make_tensor("d", TensorProto.INT64, [], [4])
+    values = helper.make_tensor("v", TensorProto.FLOAT, [2], [0, 1])
+    one_hot = _graph(
+        helper.make_node("OneHot", ["i", "d", "v"], ["y"], name="oh"), [i16], TensorProto.FLOAT, initializers=[depth, values]
+    )
+    assert "input 0 'i' is INT16" in dml_ep.check(one_hot)[0]
+    starts = helper.make_tensor_value_info("s", TensorProto.INT64, [1])
+    ends = helper.make_tensor("e", TensorProto.INT64, [1], [2])
+    sliced = _graph(
+        helper.make_node("Slice", ["x", "s", "e"], ["y"], name="sl"), [x, starts], TensorProto.FLOAT, initializers=[ends]
+    )
+    assert "input 1 's' must be a constant initializer" in dml_ep.check(sliced)[0]
+    b = helper.make_tensor_value_info("b", TensorProto.BOOL, [3])
+    equal = _graph(helper.make_node("Equal", ["b", "b"], ["y"], name="eq"), [b], TensorProto.BOOL)
+    assert "is BOOL" in dml_ep.check(equal)[0]
+    identity23 = _graph(helper.make_node("Identity", ["x"], ["y"], name="id"), [x], TensorProto.FLOAT, opset=23)
+    assert "Identity-23" in dml_ep.check(identity23)[0]
+
+
+def test_sixty_four_bit_tensors_are_listed() -> None:
+    int64_case = next(c for c in CASES if c.id.startswith("ARGMAX-INT64-INT64"))
+    assert dml_ep.sixty_four_bit_nodes(lowered(int64_case, "portable"))
