@@ -71,20 +71,18 @@ def argmax_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, siz
         index = b.node("ArgMax", [x], "argmax", "index of the first maximum", axis=axis, keepdims=1, select_last_index=0)
     else:
         # INT32/INT64/UINT32/UINT64 lose precision as floats, and ArgMax on integers is missing
-        # from the CUDA EP. TopK(k=1) on an exactly ordered INT32/INT64 key gives the first
-        # maximum (ties go to the lower index). Not ReduceMax + Equal: ONNX Runtime 1.31's CPU
-        # ReduceMax over INT64 mis-orders values in [2**31, 2**32) along the innermost axis.
+        # from the CUDA EP. TopK(k=1) on an exactly ordered INT32/INT64 key gives the maximum; the
+        # first position holding it comes from ArgMax over a 0/1 mask. Not TopK's own index: on
+        # the CUDA EP it is not always the first of tied maxima (seen on an H200, 288 elements).
+        # Not ReduceMax: ONNX Runtime 1.31's CPU ReduceMax over INT64 mis-orders values in
+        # [2**31, 2**32) along the innermost axis.
         ordered = _int_order_key(b, x, dtype)
-        _, index = b.node_outputs(
-            "TopK",
-            [ordered, b.i64([1], "k")],
-            "top1",
-            "the first maximum and its index",
-            n_outputs=2,
-            axis=axis,
-            largest=1,
-            sorted=1,
+        top, _ = b.node_outputs(
+            "TopK", [ordered, b.i64([1], "k")], "top1", "the maximum along the axis", n_outputs=2, axis=axis, largest=1, sorted=1
         )
+        hit = b.node("Equal", [ordered, top], "is_max", "true where the value is the maximum")
+        mask = b.cast(hit, dtypes.FLOAT32, "mask", "1.0 at maxima, 0.0 elsewhere")
+        index = b.node("ArgMax", [mask], "argmax", "index of the first maximum", axis=axis, keepdims=1, select_last_index=0)
     if last:
         index = b.node("Sub", [b.scalar(size - 1, dtypes.INT64, "last_index"), index], "unreverse", "index in the original order")
     return index

@@ -17,6 +17,9 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     x = desc.tensor("InputTensor")
     plan = common.JointAxes(x.sizes, tuple(sorted(desc["Axes"])))
     merged = plan.merge(b, inputs["InputTensor"])
+    if not b.target.log_softmax_exact:  # subtract the maximum first: the EP's own max is then 0
+        top = b.reduce("ReduceMax", merged, [plan.axis], "max", "the maximum along the merged axis")
+        merged = b.node("Sub", [merged, top], "centered", "x - max, exact for nearby values")
     y = b.node("LogSoftmax", [merged], "log_softmax", "log-softmax over the merged axis", axis=plan.axis)
     return plan.unmerge(b, y)
 
