@@ -55,6 +55,8 @@ def int_values(rng: np.random.Generator, shape: tuple[int, ...], dtype: dtypes.D
     info = np.iinfo(dtype.numpy)
     if variant == "ties":
         return rng.integers(0, 2, size=shape).astype(dtype.numpy)
+    if variant == "bottom":  # ties at the type's lowest values
+        return (int(info.min) + rng.integers(0, 2, size=shape)).astype(dtype.numpy)
     top = int(info.max)
     pool = [int(info.min), int(info.min) + 1, 0, top, top - 1, top - 2]
     if dtype.size >= 8:  # values a float cast would merge: beyond 2**53
@@ -126,11 +128,14 @@ def argmax_cases() -> Iterator[Case]:
                 for pattern, axes in axis_patterns(3).items():
                     for variant in ("ties", "extreme"):
                         yield case(in_type, out_type, (4, 3, 5), pattern, axes, direction, variant)
-    for in_type in (dtypes.FLOAT32, dtypes.INT64, dtypes.UINT64):
+    for in_type in (dtypes.FLOAT32, dtypes.INT64, dtypes.UINT64, dtypes.INT32, dtypes.UINT32):
         for rank in range(1, 9):
             for pattern, axes in axis_patterns(rank).items():
                 if pattern in ("trailing", "all"):
-                    yield case(in_type, dtypes.UINT32, SIZES[:rank], pattern, axes, "DECREASING", "ties")
+                    for direction in ("INCREASING", "DECREASING"):
+                        variants = ("ties", "bottom") if in_type != dtypes.FLOAT32 else ("ties",)
+                        for variant in variants:
+                            yield case(in_type, dtypes.UINT32, SIZES[:rank], pattern, axes, direction, variant)
 
 
 def one_hot_cases() -> Iterator[Case]:

@@ -70,39 +70,76 @@ def argmax_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, siz
             x = b.cast(x, dtypes.FLOAT32, "to_float", f"{dtype} values are exact in FLOAT32")
         index = b.node("ArgMax", [x], "argmax", "index of the first maximum", axis=axis, keepdims=1, select_last_index=0)
     else:
-        # INT32/INT64/UINT32/UINT64 lose precision as floats, and ArgMax on integers is missing
-        # from the CUDA EP. TopK(k=1) on an exactly ordered INT32/INT64 key gives the maximum; the
-        # first position holding it comes from ArgMax over a 0/1 mask. Not TopK's own index: on
-        # the CUDA EP it is not always the first of tied maxima (seen on an H200, 288 elements).
-        # Not ReduceMax: ONNX Runtime 1.31's CPU ReduceMax over INT64 mis-orders values in
-        # [2**31, 2**32) along the innermost axis.
-        ordered = _int_order_key(b, x, dtype)
-        top, _ = b.node_outputs(
-            "TopK", [ordered, b.i64([1], "k")], "top1", "the maximum along the axis", n_outputs=2, axis=axis, largest=1, sorted=1
-        )
-        hit = b.node("Equal", [ordered, top], "is_max", "true where the value is the maximum")
-        mask = b.cast(hit, dtypes.FLOAT32, "mask", "1.0 at maxima, 0.0 elsewhere")
-        index = b.node("ArgMax", [mask], "argmax", "index of the first maximum", axis=axis, keepdims=1, select_last_index=0)
+        index = _integer_first_max(b, x, dtype, axis)
     if last:
         index = b.node("Sub", [b.scalar(size - 1, dtypes.INT64, "last_index"), index], "unreverse", "index in the original order")
     return index
 
 
-def _int_order_key(b: GraphBuilder, x: str, dtype: dtypes.DataType) -> str:
-    """An INT32/INT64 tensor ordered exactly like `x`."""
-    if dtype in (dtypes.INT32, dtypes.INT64):
-        return x
-    if dtype == dtypes.UINT32:
-        return b.cast(x, dtypes.INT64, "widen", "UINT32 fits in INT64")
-    # UINT64: reinterpret as INT64 (values >= 2**63 turn negative), then flip the sign bit by
-    # adding -2**63 modulo 2**64, which maps unsigned order onto signed order.
-    signed = b.cast(x, dtypes.INT64, "reinterpret", "UINT64 bits as INT64")
-    return b.node(
-        "Add",
-        [signed, b.scalar(-(2**63), dtypes.INT64, "sign_bit")],
-        "order_key",
-        "flips the sign bit: unsigned order becomes signed order",
-    )
+# 32/64-bit integers are ranked exactly in FLOAT32 by 22-bit digits of an unsigned order key.
+_DIGIT_BITS = 22
+
+
+def _integer_first_max(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int) -> str:
+    """First maximum of INT32/INT64/UINT32/UINT64 along `axis`, exactly and on every EP.
+
+    These values lose precision as floats, and ArgMax on integers is missing from the CUDA EP. So
+    the values are mapped to an unsigned key of the same order, cut into 22-bit digits (exact in
+    FLOAT32), and ranked digit by digit: the candidates are narrowed to those with the largest top
+    digit, then the next, and ArgMax picks the first of what is left. Integer reductions are
+    avoided on purpose: ONNX Runtime 1.31's CPU ReduceMax/Min/Max over INT64 mis-order values in
+    [2**31, 2**32), and the CUDA EP's TopK over INT64 gave a wrong result for 1152 tied keys near
+    -2**63 (H200)."""
+    bits = 8 * dtype.size
+    key = x if dtype == dtypes.UINT64 else b.cast(x, dtypes.UINT64, "as_uint64", f"{dtype} bits as UINT64 (modular)")
+    if dtype.is_signed:  # + 2**(bits-1), modulo 2**64: signed order becomes unsigned order
+        key = b.node("Add", [key, b.scalar(2 ** (bits - 1), dtypes.UINT64, "bias")], "order_key", "flips the sign bit")
+    shifts = list(range(0, bits, _DIGIT_BITS))[::-1]  # most significant digit first
+    candidates: str | None = None
+    for n, shift in enumerate(shifts):
+        high = (
+            b.node(
+                "BitShift",
+                [key, b.scalar(shift, dtypes.UINT64, f"shift{shift}")],
+                f"high{shift}",
+                f"key >> {shift}",
+                direction="RIGHT",
+            )
+            if shift
+            else key
+        )
+        digit = high
+        if n > 0:  # drop the bits above this digit: high - ((key >> (shift + 22)) << 22)
+            above = b.node(
+                "BitShift",
+                [high, b.scalar(_DIGIT_BITS, dtypes.UINT64, f"width{shift}")],
+                f"above{shift}",
+                "the higher digits",
+                direction="RIGHT",
+            )
+            back = b.node(
+                "BitShift",
+                [above, b.scalar(_DIGIT_BITS, dtypes.UINT64, f"width_back{shift}")],
+                f"above_back{shift}",
+                "the higher digits in place",
+                direction="LEFT",
+            )
+            digit = b.node("Sub", [high, back], f"digit{shift}", f"bits {shift}..{shift + _DIGIT_BITS - 1}")
+        value = b.cast(digit, dtypes.FLOAT32, f"digit{shift}_f32", "a 22-bit digit is exact in FLOAT32")
+        if candidates is not None:  # positions that lost on a higher digit rank below every digit
+            value = b.node(
+                "Where",
+                [candidates, value, b.scalar(-1.0, dtypes.FLOAT32, f"out{shift}")],
+                f"ranked{shift}",
+                "the digit where still a candidate, else -1",
+            )
+        if n == len(shifts) - 1:
+            return b.node(
+                "ArgMax", [value], "argmax", "the first position of the maximum", axis=axis, keepdims=1, select_last_index=0
+            )
+        top = b.reduce("ReduceMax", value, [axis], f"max{shift}", "the largest digit")
+        candidates = b.node("Equal", [value, top], f"candidates{shift}", "still holding the maximum")
+    raise AssertionError("unreachable")
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
