@@ -94,8 +94,27 @@ def create(model: onnx.ModelProto, name: str, ep: str) -> Session:
     try:
         session = rt.InferenceSession(model.SerializeToString(), options, providers=[PROVIDERS[ep]])
     except Exception as e:
-        raise RuntimeFailure(f"dispatchable '{name}': {PROVIDERS[ep]} cannot run the lowered graph: {e}") from None
+        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+        raise RuntimeFailure(
+            f"dispatchable '{name}': {PROVIDERS[ep]} cannot run the lowered graph: {first_line}{_left_to_cpu(model, ep)}"
+        ) from None
     return Session(name, ep, session)
+
+
+def _left_to_cpu(model: onnx.ModelProto, ep: str) -> str:
+    """Which nodes the EP refuses, found by a second session that may fall back to the CPU."""
+    if ep == "cpu":
+        return ""
+    rt = ort()
+    options = rt.SessionOptions()
+    options.log_severity_level = 3
+    options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+    try:
+        probe = rt.InferenceSession(model.SerializeToString(), options, providers=[PROVIDERS[ep], PROVIDERS["cpu"]])
+    except Exception:
+        return ""
+    nodes = Session("probe", ep, probe).nodes_off_ep()
+    return f" (nodes it does not take: {', '.join(nodes)})" if nodes else ""
 
 
 @dataclass

@@ -97,33 +97,17 @@ def _integer_first_max(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: in
     shifts = list(range(0, bits, _DIGIT_BITS))[::-1]  # most significant digit first
     candidates: str | None = None
     for n, shift in enumerate(shifts):
+        # Shifts as UINT64 Div/Mul by powers of two: the CUDA EP has no BitShift kernel.
         high = (
-            b.node(
-                "BitShift",
-                [key, b.scalar(shift, dtypes.UINT64, f"shift{shift}")],
-                f"high{shift}",
-                f"key >> {shift}",
-                direction="RIGHT",
-            )
-            if shift
-            else key
+            key
+            if not shift
+            else b.node("Div", [key, b.scalar(2**shift, dtypes.UINT64, f"pow{shift}")], f"high{shift}", f"key >> {shift}")
         )
         digit = high
-        if n > 0:  # drop the bits above this digit: high - ((key >> (shift + 22)) << 22)
-            above = b.node(
-                "BitShift",
-                [high, b.scalar(_DIGIT_BITS, dtypes.UINT64, f"width{shift}")],
-                f"above{shift}",
-                "the higher digits",
-                direction="RIGHT",
-            )
-            back = b.node(
-                "BitShift",
-                [above, b.scalar(_DIGIT_BITS, dtypes.UINT64, f"width_back{shift}")],
-                f"above_back{shift}",
-                "the higher digits in place",
-                direction="LEFT",
-            )
+        if n > 0:  # drop the bits above this digit: high - (high >> 22 << 22)
+            width = b.scalar(2**_DIGIT_BITS, dtypes.UINT64, f"width{shift}")
+            above = b.node("Div", [high, width], f"above{shift}", "the higher digits")
+            back = b.node("Mul", [above, width], f"above_back{shift}", "the higher digits in place")
             digit = b.node("Sub", [high, back], f"digit{shift}", f"bits {shift}..{shift + _DIGIT_BITS - 1}")
         value = b.cast(digit, dtypes.FLOAT32, f"digit{shift}_f32", "a 22-bit digit is exact in FLOAT32")
         if candidates is not None:  # positions that lost on a higher digit rank below every digit
