@@ -29,7 +29,9 @@ AUTO_ORDER = ("dml", "cuda", "cpu")
 def ort() -> ModuleType:
     """onnxruntime, imported on first use: `export` and the static checks work without it."""
     try:
-        return importlib.import_module("onnxruntime")
+        module = importlib.import_module("onnxruntime")
+        module.set_default_logger_severity(3)  # errors reach the user through our own messages
+        return module
     except ImportError:
         raise RuntimeFailure(
             "ONNX Runtime is not installed: pip install dml2onnx[cpu] (or [cuda] on NVIDIA GPUs, [directml] on Windows)"
