@@ -88,8 +88,8 @@ def _integer_first_max(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: in
     FLOAT32), and ranked digit by digit: the candidates are narrowed to those with the largest top
     digit, then the next, and ArgMax picks the first of what is left. Integer reductions are
     avoided on purpose: ONNX Runtime 1.31's CPU ReduceMax/Min/Max over INT64 mis-order values in
-    [2**31, 2**32), and the CUDA EP's TopK over INT64 gave a wrong result for 1152 tied keys near
-    -2**63 (H200)."""
+    [2**31, 2**32), and TopK over INT64 on the CUDA EP did not keep the first of tied maxima (H200,
+    docs/gpu-report.md)."""
     bits = 8 * dtype.size
     key = x if dtype == dtypes.UINT64 else b.cast(x, dtypes.UINT64, "as_uint64", f"{dtype} bits as UINT64 (modular)")
     if dtype.is_signed:  # + 2**(bits-1), modulo 2**64: signed order becomes unsigned order
