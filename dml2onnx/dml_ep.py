@@ -1,5 +1,15 @@
 """A static check of an ONNX graph against what ONNX Runtime's DirectML EP registers: the EP
-cannot run on Linux, so this is how the `dml` and `portable` lowerings are kept honest."""
+cannot run on Linux, so this is how the `dml` and `portable` lowerings are kept honest.
+
+`dml_ep_registry.REGISTRY` maps each op to its kernels, `(since, last_opset, types, cpu_inputs,
+query)`:
+- since: the ONNX schema version the kernel serves. ONNX Runtime matches a DirectML kernel only
+  when the node's schema version equals it exactly.
+- last_opset: the last model opset at which that schema version is current (None: still current).
+- types: allowed element types per ONNX type-constraint label (labels not listed: unconstrained).
+- cpu_inputs: input indices that must be constant initializers (read when the kernel is created).
+- query: the name of the EP's support-query callback, or "".
+"""
 
 from __future__ import annotations
 

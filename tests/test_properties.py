@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from dml2onnx import dtypes, runtime
 from dml2onnx.ops import activations, argmax, one_hot
+from matrix import ACTIVATIONS
 from strategies import DATA_MODES, SEEDS, axis_subsets, float_data, int_data, shapes
 from support import lowered_and_reference, tensor
 
@@ -202,25 +203,7 @@ def test_one_hot(ep: str, shape: tuple[int, ...], data: st.DataObject, index_typ
     np.testing.assert_array_equal(got, want)
 
 
-ACTIVATION_PARAMS = {
-    "ACTIVATION_LINEAR": {"Alpha": 1.5, "Beta": -0.25},
-    "ACTIVATION_SIGMOID": {},
-    "ACTIVATION_HARD_SIGMOID": {"Alpha": 0.2, "Beta": 0.5},
-    "ACTIVATION_TANH": {},
-    "ACTIVATION_SCALED_TANH": {"Alpha": 1.7, "Beta": 0.6},
-    "ACTIVATION_RELU": {},
-    "ACTIVATION_LEAKY_RELU": {"Alpha": 0.1},
-    "ACTIVATION_THRESHOLDED_RELU": {"Alpha": 0.5},
-    "ACTIVATION_ELU": {"Alpha": 0.8},
-    "ACTIVATION_CELU": {"Alpha": 1.3},
-    "ACTIVATION_SCALED_ELU": {"Alpha": 1.6732632, "Gamma": 1.0507009},
-    "ACTIVATION_SOFTPLUS": {"Steepness": 2.0},
-    "ACTIVATION_PARAMETRIC_SOFTPLUS": {"Alpha": 0.7, "Beta": 1.4},
-    "ACTIVATION_SOFTSIGN": {},
-    "ACTIVATION_IDENTITY": {},
-    "ACTIVATION_SHRINK": {"Bias": 0.1, "Threshold": 0.4},
-    "ACTIVATION_GELU": {},
-}
+ACTIVATION_PARAMS = ACTIVATIONS
 
 
 def test_every_fusable_activation_has_params_listed() -> None:

@@ -42,7 +42,7 @@ def validate(desc: OperatorDesc) -> None:
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     indices, out = desc.tensor("IndicesTensor"), desc.tensor("OutputTensor")
     axis, depth = desc["Axis"], out.sizes[desc["Axis"]]
-    # ONNX OneHot needs indices of rank >= 1: a rank-1 desc keeps a leading 1 until the end.
+    # ONNX OneHot inserts the axis and needs indices of rank >= 1: a rank-1 desc keeps a leading 1.
     squeezed = tuple(s for i, s in enumerate(indices.sizes) if i != axis) or (1,)
     onnx_axis = axis if indices.rank > 1 else 1
     idx = b.reshape(inputs["IndicesTensor"], squeezed, "drop_axis", f"removes the size-1 Axis {axis}: ONNX OneHot inserts it")
@@ -54,71 +54,56 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         "element 0 is OffValue, element 1 OnValue",
     )
 
-    if b.target.one_hot_any_type:  # the EP takes the desc's own types: DML_ONE_HOT again
-        y = b.node(
-            "OneHot",
-            [idx, b.scalar(depth, dtypes.INT64, "depth"), off_on],
-            "one_hot",
-            "OnValue at the index, OffValue elsewhere",
-            axis=onnx_axis,
-        )
-        return b.reshape(y, out.sizes, "output_shape", "drops the leading 1") if indices.rank == 1 else y
+    def one_hot(index: str, depth_type: dtypes.DataType, value_pair: str, doc: str) -> str:
+        depth_value = b.scalar(depth, depth_type, "depth")
+        return b.node("OneHot", [index, depth_value, value_pair], "one_hot", doc, axis=onnx_axis)
 
-    # Index type: ONNX OneHot counts every negative index from the end, which DirectML does
-    # for signed types only; so unsigned values must stay non-negative in the index type.
-    t = indices.data_type
+    if b.target.one_hot_any_type:  # the EP takes the desc's own types: DML_ONE_HOT again
+        y = one_hot(idx, dtypes.INT64, off_on, "OnValue at the index, OffValue elsewhere")
+    else:
+        idx, index_type = _portable_indices(b, idx, indices.data_type, depth, out.data_type)
+        if out.data_type in (dtypes.FLOAT32, dtypes.FLOAT16, dtypes.INT64):
+            y = one_hot(idx, index_type, off_on, "OnValue at the index, OffValue elsewhere")
+        else:
+            # Other value types: a 0/1 INT64 one-hot picks OffValue/OnValue with Gather, which
+            # copies elements of any type exactly.
+            zero_one = b.const(np.array([0, 1], np.int64), "zero_one")
+            mask = one_hot(idx, index_type, zero_one, "1 at the index, 0 elsewhere")
+            y = b.node("Gather", [off_on, mask], "select", "OffValue where 0, OnValue where 1", axis=0)
+    return b.reshape(y, out.sizes, "output_shape", "drops the leading 1") if indices.rank == 1 else y
+
+
+def _portable_indices(
+    b: GraphBuilder, idx: str, t: dtypes.DataType, depth: int, values: dtypes.DataType
+) -> tuple[str, dtypes.DataType]:
+    """Indices (and depth type) for the OneHot type combinations that every EP registers:
+    (INT32, INT32, FLOAT32), and (INT64, INT64, FLOAT16 | INT64) for everything else.
+
+    ONNX OneHot counts every negative index from the end, which DirectML does for signed types
+    only: unsigned values must stay non-negative in the index type."""
     if t == dtypes.UINT64:  # values >= 2**63 would read as negative: make them out of range
         signed = b.cast(idx, dtypes.INT64, "as_int64", "UINT64 bits as INT64")
         negative = b.node("Less", [signed, b.scalar(0, dtypes.INT64, "zero")], "too_large", "true for UINT64 values >= 2**63")
-        idx = b.node(
-            "Where", [negative, b.scalar(depth, dtypes.INT64, "out_of_range"), signed], "index", "out-of-range stays out of range"
-        )
-        t = dtypes.INT64
+        out_of_range = b.scalar(depth, dtypes.INT64, "out_of_range")
+        idx, t = b.node("Where", [negative, out_of_range, signed], "index", "out-of-range stays out of range"), dtypes.INT64
     elif t == dtypes.UINT32:
         idx, t = b.cast(idx, dtypes.INT64, "as_int64", "UINT32 fits in INT64"), dtypes.INT64
-
-    v = out.data_type
-    if v == dtypes.FLOAT32 and depth < 2**31:
-        # (int32, int32, float) is the FLOAT32 combination every EP registers.
+    if values == dtypes.FLOAT32 and depth < 2**31:
         if t == dtypes.INT64:
             # Out-of-range indices become `depth` (still out of range) so that they fit INT32.
             # Comparisons + Where, not Min/Max: ONNX Runtime 1.31's CPU Min/Max on INT64
             # mis-order values that differ in the high 32 bits.
             depth_i64 = b.scalar(depth, dtypes.INT64, "depth_i64")
-            low_ok = b.node(
-                "GreaterOrEqual", [idx, b.scalar(-depth, dtypes.INT64, "minus_depth")], "not_below", "index >= -depth"
-            )
+            minus_depth = b.scalar(-depth, dtypes.INT64, "minus_depth")
+            low_ok = b.node("GreaterOrEqual", [idx, minus_depth], "not_below", "index >= -depth")
             high_ok = b.node("Less", [idx, depth_i64], "below_depth", "index < depth")
             ok = b.node("And", [low_ok, high_ok], "in_range", "-depth <= index < depth")
             idx = b.node("Where", [ok, idx, depth_i64], "clamp", "out-of-range indices -> depth")
             idx = b.cast(idx, dtypes.INT32, "as_int32", "indices in [-depth, depth] fit in INT32")
-        y = b.node(
-            "OneHot",
-            [idx, b.scalar(depth, dtypes.INT32, "depth"), off_on],
-            "one_hot",
-            "OnValue at the index, OffValue elsewhere",
-            axis=onnx_axis,
-        )
-    else:
-        if t == dtypes.INT32:
-            idx = b.cast(idx, dtypes.INT64, "as_int64", "INT32 fits in INT64")
-        depth64 = b.scalar(depth, dtypes.INT64, "depth")
-        if v in (dtypes.FLOAT16, dtypes.INT64):  # (int64, int64, float16 | int64) run everywhere
-            y = b.node("OneHot", [idx, depth64, off_on], "one_hot", "OnValue at the index, OffValue elsewhere", axis=onnx_axis)
-        else:
-            # Other value types: a 0/1 INT64 one-hot picks OffValue/OnValue with Gather, which
-            # copies elements of any type exactly.
-            mask = b.node(
-                "OneHot",
-                [idx, depth64, b.const(np.array([0, 1], np.int64), "zero_one")],
-                "one_hot",
-                "1 at the index, 0 elsewhere",
-                axis=onnx_axis,
-            )
-            y = b.node("Gather", [off_on, mask], "select", "OffValue where 0, OnValue where 1", axis=0)
-    if indices.rank == 1:
-        y = b.reshape(y, out.sizes, "output_shape", "drops the leading 1")
-    return y
+        return idx, dtypes.INT32
+    if t == dtypes.INT32:
+        idx = b.cast(idx, dtypes.INT64, "as_int64", "INT32 fits in INT64")
+    return idx, dtypes.INT64
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
