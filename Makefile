@@ -27,12 +27,18 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(PY) -m ruff check dml2onnx tests
 
-# Regenerate models/onnx/<model>/<dispatchable>.onnx from models/*.json.
+# Regenerate models/onnx/<model>/<dispatchable>.onnx and models/onnx/<model>.onnx (the whole
+# command list as one graph, each operator an ONNX function) from models/*.json.
 export-models: $(STAMP)
 	@for m in models/*.json; do \
 		n=$$(basename "$$m" .json); \
 		$(PY) -m dml2onnx export "$$m" -o "models/onnx/$$n" || exit $$?; \
+		$(PY) -m dml2onnx export "$$m" -o models/onnx --single-graph --functions || exit $$?; \
 	done
+
+# A Netron screenshot of a lowered multi-axis Hardmax1 (needs Debian's chromium and chromium-driver).
+docs/netron-hardmax1.png: $(STAMP)
+	$(PY) tools/netron_screenshot.py models/hardmax1.json hardmax_axes_0_2 $@
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import onnx
 
-from . import __version__, check, dml_ep, dxdispatch, lowering, runtime, targets
+from . import __version__, check, compose, dml_ep, dxdispatch, inspection, lowering, runtime, targets
 from .builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET
 from .errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError
 from .executor import Executor
@@ -80,6 +80,17 @@ def _parser() -> argparse.ArgumentParser:
     _model_and_opset(export)
     export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder")
     export.add_argument(
+        "--functions",
+        action="store_true",
+        help="each DML operator as one model-local ONNX function (domain 'dml', named after the operator type)",
+    )
+    export.add_argument(
+        "--single-graph",
+        action="store_true",
+        help="the whole command list as one graph, DIR/<model>.onnx: resources read before being written are inputs, "
+        "resources printed or written to file are outputs",
+    )
+    export.add_argument(
         "--target",
         choices=targets.NAMES,
         default="portable",
@@ -103,6 +114,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("--target", choices=targets.NAMES, default="portable", help="lowering target (default portable)")
     check.add_argument("--static", action="store_true", help="no execution: the static DirectML EP check")
+
+    inspect = sub.add_parser(
+        "inspect",
+        help="show a lowered model in Netron (localhost) or as a text table",
+        description="Lower a DxDispatch model (one dispatchable, or the whole command list as one graph) or read an "
+        ".onnx file, and serve it in Netron on localhost, printing the address; --text prints a node table instead "
+        "(node, op, inputs -> outputs with types and shapes, and what each node does for the desc).",
+    )
+    inspect.add_argument("model", metavar="MODEL.json|MODEL.onnx", help="a DxDispatch JSON model or an ONNX file")
+    inspect.add_argument("--dispatchable", metavar="NAME", help="only this dispatchable (default: all, as one graph)")
+    inspect.add_argument("--text", action="store_true", help="print a node table instead of serving Netron")
+    inspect.add_argument("--port", type=int, default=8080, help="localhost port for Netron (default 8080; 0: any free)")
+    inspect.add_argument("--no-browser", action="store_true", help="serve without opening a web browser")
+    inspect.add_argument("--functions", action="store_true", help="each DML operator as one ONNX function node")
+    inspect.add_argument("--target", choices=targets.NAMES, default="portable", help="lowering target (default portable)")
+    inspect.add_argument(
+        "--opset", type=_opset, default=DEFAULT_OPSET, help=f"ONNX opset (default {DEFAULT_OPSET}, {MIN_OPSET}-{MAX_OPSET})"
+    )
     return p
 
 
@@ -128,19 +157,29 @@ def _refuse_dml_fallback(name: str, model: onnx.ModelProto, target: str) -> None
     """A graph lowered for DirectML must not fall back to the CPU there."""
     problems = dml_ep.check(model)
     if problems:
+        more = f" (and {len(problems) - 3} more: dml2onnx check --static lists them)" if len(problems) > 3 else ""
         raise RuntimeFailure(
-            f"dispatchable '{name}' lowered for target {target} would not run on the DirectML EP: " + "; ".join(problems)
+            f"'{name}' lowered for target {target} would not run on the DirectML EP: " + "; ".join(problems[:3]) + more
         )
 
 
 def _export(args: argparse.Namespace) -> None:
     model = dxdispatch.load(args.model)
-    for name, d in model.dispatchables.items():
-        if not _FILE_NAME.match(name):
-            raise ModelError(d.path, "a dispatchable exported as a file needs a name of letters, digits, '_', '.' and '-'")
+    bound_for_dml = "dml" in targets.TARGETS[args.target].runs_on
     # Lower everything before writing anything: a failure leaves the folder untouched.
-    lowered = {name: lowering.lower(d.desc, name, args.opset, args.target) for name, d in model.dispatchables.items()}
-    if "dml" in targets.TARGETS[args.target].runs_on:
+    if args.single_graph:
+        name = Path(args.model).stem
+        if not _FILE_NAME.match(name):
+            raise UsageError(f"the model's file name '{name}' cannot name an .onnx file: rename it")
+        lowered = {name: compose.single_graph(model, name, args.opset, args.target, args.functions)}
+    else:
+        for name, d in model.dispatchables.items():
+            if not _FILE_NAME.match(name):
+                raise ModelError(d.path, "a dispatchable exported as a file needs a name of letters, digits, '_', '.' and '-'")
+        lowered = {name: lowering.lower(d.desc, name, args.opset, args.target) for name, d in model.dispatchables.items()}
+        if args.functions:
+            lowered = {name: compose.as_function(m) for name, m in lowered.items()}
+    if bound_for_dml:
         for name, m in lowered.items():
             _refuse_dml_fallback(name, m, args.target)
     out = Path(args.output)
@@ -148,6 +187,19 @@ def _export(args: argparse.Namespace) -> None:
         target = out / f"{name}.onnx"
         write_atomic(target, m.SerializeToString())
         print(f"{target}: {_describe(m)}")
+
+
+def _inspect(args: argparse.Namespace) -> None:
+    model, name = inspection.load(args.model, args.dispatchable, args.opset, args.target, args.functions)
+    if args.text:
+        inspection.text(model, name, sys.stdout)
+        return
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be in [0, 65535], got {args.port}")
+    inspection.serve(model, name, args.port, not args.no_browser)
+    import netron
+
+    netron.wait()
 
 
 def _describe(m: onnx.ModelProto) -> str:
@@ -158,7 +210,7 @@ def _describe(m: onnx.ModelProto) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        status = {"run": _run, "export": _export, "check": _check}[args.command](args)
+        status = {"run": _run, "export": _export, "check": _check, "inspect": _inspect}[args.command](args)
     except Dml2OnnxError as e:
         print(f"dml2onnx: error: {e}", file=sys.stderr)
         return e.exit_status

@@ -14,6 +14,7 @@ query)`:
 from __future__ import annotations
 
 import onnx
+import onnx.inliner
 from onnx import TensorProto
 
 from .dml_ep_registry import REGISTRY, SOURCE_VERSION
@@ -32,14 +33,38 @@ def _element_types(model: onnx.ModelProto) -> dict[str, str]:
     return types
 
 
+def _as_onnx_runtime_sees_it(model: onnx.ModelProto) -> onnx.ModelProto:
+    """ONNX Runtime inlines model-local functions and turns Constant nodes into initializers
+    before it assigns nodes to EPs; the check looks at the graph after the same steps."""
+    if model.functions:
+        model = onnx.inliner.inline_local_functions(model)
+        graph = model.graph
+        constants = [
+            n
+            for n in graph.node
+            if n.op_type == "Constant"
+            and n.domain in ("", "ai.onnx")
+            and len(n.attribute) == 1
+            and n.attribute[0].name == "value"
+        ]
+        for n in constants:
+            tensor = onnx.TensorProto()
+            tensor.CopyFrom(n.attribute[0].t)
+            tensor.name = n.output[0]
+            graph.initializer.append(tensor)
+            graph.node.remove(n)
+    if not model.graph.value_info:
+        model = onnx.shape_inference.infer_shapes(model)
+    return model
+
+
 def _opset(model: onnx.ModelProto) -> int:
     return next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
 
 
 def check(model: onnx.ModelProto) -> list[str]:
     """One line per node the DirectML EP would not take (empty: every node runs on it)."""
-    if not model.graph.value_info:
-        model = onnx.shape_inference.infer_shapes(model)
+    model = _as_onnx_runtime_sees_it(model)
     opset, types = _opset(model), _element_types(model)
     constants = {i.name for i in model.graph.initializer}
     problems = []
@@ -78,8 +103,7 @@ def check(model: onnx.ModelProto) -> list[str]:
 def sixty_four_bit_nodes(model: onnx.ModelProto) -> list[str]:
     """Nodes with INT64/UINT64/DOUBLE tensors on the GPU: the DirectML EP takes them only on devices
     that report those data types (DML_FEATURE_TENSOR_DATA_TYPE_SUPPORT); constants are exempt."""
-    if not model.graph.value_info:
-        model = onnx.shape_inference.infer_shapes(model)
+    model = _as_onnx_runtime_sees_it(model)
     types = _element_types(model)
     constants = {i.name for i in model.graph.initializer}
     return [

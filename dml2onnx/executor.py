@@ -49,6 +49,7 @@ class Executor:
         self.buffers = {name: r.new_buffer() for name, r in model.resources.items()}
         self.sessions: dict[str, runtime.Session | runtime.ReferenceSession] = {}
         self.results: list[tuple[str, np.ndarray]] = []  # (dispatchable, output) per dispatch
+        self.emitted: list[tuple[str, np.ndarray]] = []  # (resource, whole buffer) per print/writeFile
         # Tensors bound at initialization (OWNED_BY_DML) take the resources' initial contents.
         self.init_values = {
             (d.name, point): read_tensor(self.buffers[b.resource], b.offset, d.desc.tensor(point))
@@ -114,11 +115,18 @@ class Executor:
         n = res.print_count if count is None else count
         return np.frombuffer(self.buffers[name], dtype=res.data_type.numpy, count=n)
 
+    def snapshot(self, name: str) -> None:
+        res = self.model.resources[name]
+        if res.data_type is not None:
+            self.emitted.append((name, self.resource_values(name, res.size // res.data_type.size).copy()))
+
     def print(self, cmd: Print) -> None:
+        self.snapshot(cmd.resource)
         self.out.write(format_print(cmd.resource, self.resource_values(cmd.resource), cmd.verbose))
         self.out.flush()
 
     def write_file(self, cmd: WriteFile) -> None:
+        self.snapshot(cmd.resource)
         res = self.model.resources[cmd.resource]
         target = Path(cmd.target)
         if target.suffix.lower() == ".npy":

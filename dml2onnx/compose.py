@@ -1,0 +1,257 @@
+"""Whole-model graphs: a desc as one model-local ONNX function (`export --functions`), and a
+DxDispatch command list as one ONNX graph (`export --single-graph`)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import onnx
+from onnx import helper, numpy_helper
+
+from . import __version__, dtypes, lowering
+from .builder import DEFAULT_OPSET
+from .dxdispatch import Binding, Dispatch, Model
+from .errors import ModelError
+
+FUNCTION_DOMAIN = "dml"
+
+
+def _finish(model: onnx.ModelProto) -> onnx.ModelProto:
+    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def as_function(model: onnx.ModelProto) -> onnx.ModelProto:
+    """The lowered graph of one desc as a function `dml.<OPERATOR>` called by a single node, so
+    that Netron shows one node per DirectML operator that opens into its subgraph."""
+    g = model.graph
+    props = {p.key: p.value for p in model.metadata_props}
+    op = props["dml2onnx.operator"].removeprefix("DML_OPERATOR_")
+    constants = [helper.make_node("Constant", [], [t.name], name=t.name, value=t) for t in g.initializer]
+    onnx_opsets = [o for o in model.opset_import if o.domain == ""]
+    function = helper.make_function(
+        FUNCTION_DOMAIN,
+        op,
+        [i.name for i in g.input],
+        [o.name for o in g.output],
+        constants + list(g.node),
+        onnx_opsets,
+        doc_string=f"DML_OPERATOR_{op} as lowered by dml2onnx {__version__}: {props['dml2onnx.desc']}",
+    )
+    call = helper.make_node(
+        op,
+        [i.name for i in g.input],
+        [o.name for o in g.output],
+        name=g.name,
+        domain=FUNCTION_DOMAIN,
+        doc_string=f"DML_OPERATOR_{op} (open the function for its ONNX subgraph)",
+    )
+    graph = helper.make_graph([call], g.name, list(g.input), list(g.output), doc_string=g.doc_string)
+    out = helper.make_model(
+        graph,
+        opset_imports=[*onnx_opsets, helper.make_opsetid(FUNCTION_DOMAIN, 1)],
+        functions=[function],
+        producer_name=model.producer_name,
+        producer_version=model.producer_version,
+        ir_version=model.ir_version,
+    )
+    out.doc_string = model.doc_string
+    helper.set_model_props(out, props | {"dml2onnx.functions": "true"})
+    return _finish(out)
+
+
+class _SingleGraph:
+    """Builds one graph from the commands: each resource is a flat 1-D tensor of its own element
+    type, read through Slice/Reshape and written back (Concat where only part is written)."""
+
+    def __init__(self, model: Model, opset: int, target: str, functions: bool) -> None:
+        self.model, self.opset, self.target, self.functions = model, opset, target, functions
+        self.nodes: list[onnx.NodeProto] = []
+        self.initializers: list[onnx.TensorProto] = []
+        self.inputs: list[onnx.ValueInfoProto] = []
+        self.outputs: list[onnx.ValueInfoProto] = []
+        self.function_protos: dict[str, onnx.FunctionProto] = {}
+        self.current: dict[str, str] = {}  # resource -> the value holding its contents now
+        self.dispatched: dict[str, int] = {}
+
+    def resource_type(self, name: str, path: tuple[str | int, ...]) -> dtypes.DataType:
+        res = self.model.resources[name]
+        if res.data_type is None:
+            raise ModelError(path, f"--single-graph needs a data type for resource '{name}' (it is UNKNOWN)")
+        return res.data_type
+
+    def length(self, name: str) -> int:
+        res = self.model.resources[name]
+        assert res.data_type is not None
+        return res.size // res.data_type.size
+
+    def initial(self, name: str, path: tuple[str | int, ...]) -> str:
+        """The graph input holding the resource's contents before any command."""
+        if not any(i.name == name for i in self.inputs):
+            t = self.resource_type(name, path)
+            self.inputs.append(helper.make_tensor_value_info(name, t.onnx, [self.length(name)]))
+        return name
+
+    def read(self, name: str, path: tuple[str | int, ...]) -> str:
+        return self.current.get(name) or self.initial(name, path)
+
+    def const(self, name: str, values: list[int]) -> str:
+        self.initializers.append(numpy_helper.from_array(np.array(values, np.int64), name))
+        return name
+
+    def node(self, op: str, inputs: list[str], output: str, doc: str, name: str | None = None, **attrs: object) -> str:
+        self.nodes.append(helper.make_node(op, inputs, [output], name=name or output, doc_string=doc, **attrs))
+        return output
+
+    def view(self, prefix: str, field: str, flat: str, binding: Binding, sizes: tuple[int, ...], total: int, elem: int) -> str:
+        start, count = binding.offset // elem, int(np.prod(sizes))
+        if (start, count) != (0, total):
+            flat = self.node(
+                "Slice",
+                [flat, self.const(f"{prefix}/{field}_start", [start]), self.const(f"{prefix}/{field}_end", [start + count])],
+                f"{prefix}/{field}_slice",
+                f"elements {start}..{start + count - 1} of '{binding.resource}'",
+            )
+        return self.node(
+            "Reshape",
+            [flat, self.const(f"{prefix}/{field}_sizes", list(sizes))],
+            f"{prefix}/{field}",
+            f"'{binding.resource}' seen as {field}",
+        )
+
+    def dispatch(self, index: int, cmd: Dispatch) -> None:
+        d = self.model.dispatchables[cmd.dispatchable]
+        k = self.dispatched.get(d.name, 0)
+        self.dispatched[d.name] = k + 1
+        prefix = d.name if k == 0 else f"{d.name}#{k + 1}"
+        path = ("commands", index, "bindings")
+        lowered = lowering.lower(d.desc, prefix, self.opset, self.target)
+        if self.functions:
+            lowered = as_function(lowered)
+            self._add_function(lowered.functions[0], lowered.graph.node[0], prefix)
+        renames: dict[str, str] = {}
+        for field in lowering.input_names(d.desc):
+            b = cmd.bindings.get(field)
+            tensor = d.desc.tensor(field)
+            source = b or d.init_bindings[field]
+            self._check_type(source, tensor.data_type, path + (field,))
+            flat = self.read(source.resource, path + (field,)) if b else self.initial(source.resource, path + (field,))
+            renames[field] = self.view(
+                prefix, field, flat, source, tensor.sizes, self.length(source.resource), tensor.data_type.size
+            )
+        out_binding = cmd.bindings.get("OutputTensor") or d.init_bindings["OutputTensor"]
+        out = d.desc.tensor("OutputTensor")
+        self._check_type(out_binding, out.data_type, path + ("OutputTensor",))
+        renames["OutputTensor"] = f"{prefix}/OutputTensor"
+        for n in lowered.graph.node:
+            n.input[:] = [renames.get(v, v) for v in n.input]
+            n.output[:] = [renames.get(v, v) for v in n.output]
+            self.nodes.append(n)
+        self.initializers.extend(lowered.graph.initializer)
+        self._write(prefix, out_binding, renames["OutputTensor"], out.element_count, path)
+
+    def _add_function(self, f: onnx.FunctionProto, call: onnx.NodeProto, prefix: str) -> None:
+        """Several dispatches of one operator type are overloads of `dml.<OPERATOR>` (IR 10)."""
+        if any(g.name == f.name for g in self.function_protos.values()):
+            f.overload = call.overload = prefix
+        self.function_protos[f"{f.name}:{f.overload}"] = f
+
+    def _check_type(self, b: Binding, t: dtypes.DataType, path: tuple[str | int, ...]) -> None:
+        res_type = self.resource_type(b.resource, path)
+        if res_type != t:
+            raise ModelError(
+                path,
+                f"--single-graph needs each resource used with its own data type: '{b.resource}' is {res_type}, bound as {t}",
+            )
+
+    def _write(self, prefix: str, b: Binding, value: str, count: int, path: tuple[str | int, ...]) -> None:
+        total = self.length(b.resource)
+        flat = self.node(
+            "Reshape",
+            [value, self.const(f"{prefix}/OutputTensor_flat_shape", [-1])],
+            f"{prefix}/OutputTensor_flat",
+            "the output as a flat buffer",
+        )
+        start = b.offset // self.model.resources[b.resource].data_type.size  # type: ignore[union-attr]
+        if (start, count) != (0, total):
+            before = self.read(b.resource, path + ("OutputTensor",))
+            parts = []
+            if start:
+                parts.append(
+                    self.node(
+                        "Slice",
+                        [before, self.const(f"{prefix}/kept_head_start", [0]), self.const(f"{prefix}/kept_head_end", [start])],
+                        f"{prefix}/kept_head",
+                        "the buffer before the written part",
+                    )
+                )
+            parts.append(flat)
+            if start + count < total:
+                parts.append(
+                    self.node(
+                        "Slice",
+                        [
+                            before,
+                            self.const(f"{prefix}/kept_tail_start", [start + count]),
+                            self.const(f"{prefix}/kept_tail_end", [total]),
+                        ],
+                        f"{prefix}/kept_tail",
+                        "the buffer after the written part",
+                    )
+                )
+            flat = self.node("Concat", parts, f"{prefix}/written", f"'{b.resource}' after the dispatch", axis=0)
+        self.current[b.resource] = flat
+
+    def emit(self, index: int, resource: str) -> None:
+        value = self.read(resource, ("commands", index, "resource"))
+        taken = {o.name for o in self.outputs} | {i.name for i in self.inputs}
+        name = resource if resource not in taken else f"{resource}@{index}"
+        if value in taken or name != value:
+            value = self.node("Identity", [value], name, f"'{resource}' at command {index}", name=f"commands[{index}]/{resource}")
+        t = self.resource_type(resource, ("commands", index, "resource"))
+        self.outputs.append(helper.make_tensor_value_info(name, t.onnx, [self.length(resource)]))
+
+
+def single_graph(
+    model: Model, name: str, opset: int = DEFAULT_OPSET, target: str = "portable", functions: bool = False
+) -> onnx.ModelProto:
+    """The command list as one graph: resources read before being written are inputs, each
+    print/writeFile is an output holding the resource's contents at that command."""
+    sg = _SingleGraph(model, opset, target, functions)
+    for i, cmd in enumerate(model.commands):
+        if isinstance(cmd, Dispatch):
+            sg.dispatch(i, cmd)
+        else:
+            sg.emit(i, cmd.resource)
+    if not sg.outputs:
+        raise ModelError(("commands",), "--single-graph needs at least one print or writeFile command (the outputs)")
+    graph = helper.make_graph(
+        sg.nodes,
+        name,
+        sg.inputs,
+        sg.outputs,
+        sg.initializers,
+        doc_string=f"DxDispatch model '{model.path.name}' as one graph, by dml2onnx {__version__}",
+    )
+    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(FUNCTION_DOMAIN, 1)] if functions else [])
+    out = helper.make_model(
+        graph,
+        opset_imports=opsets,
+        functions=list(sg.function_protos.values()),
+        producer_name="dml2onnx",
+        producer_version=__version__,
+        ir_version=max(helper.find_min_ir_version_for(opsets[:1]), 10 if functions else 0),
+    )
+    helper.set_model_props(
+        out,
+        {
+            "dml2onnx.version": __version__,
+            "dml2onnx.target": target,
+            "dml2onnx.opset": str(opset),
+            "dml2onnx.single_graph": "true",
+            "dml2onnx.dispatchables": json.dumps({n: d.desc.source for n, d in model.dispatchables.items()}, sort_keys=True),
+        },
+    )
+    return _finish(out)
