@@ -20,10 +20,11 @@ DEFAULT_OPSET = 17
 class GraphBuilder:
     """Collects the nodes of one lowered desc. Node names are `<prefix>/<step>`."""
 
-    def __init__(self, prefix: str, opset: int = DEFAULT_OPSET, target: Target = TARGETS["portable"]) -> None:
+    def __init__(self, prefix: str, opset: int = DEFAULT_OPSET, target: Target = TARGETS["portable"], variant: str = "") -> None:
         self.prefix = prefix
         self.opset = opset
         self.target = target
+        self.variant = variant  # which of the operator's candidate lowerings (choices.py)
         self.nodes: list[onnx.NodeProto] = []
         self.initializers: list[onnx.TensorProto] = []
         self.inputs: list[onnx.ValueInfoProto] = []

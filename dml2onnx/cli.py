@@ -11,7 +11,7 @@ from pathlib import Path
 
 import onnx
 
-from . import __version__, check, compose, dml_ep, dxdispatch, inspection, lowering, runtime, targets
+from . import __version__, bench, check, compose, dml_ep, dxdispatch, inspection, lowering, runtime, targets
 from .builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET
 from .errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError
 from .executor import Executor
@@ -115,6 +115,19 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--target", choices=targets.NAMES, default="portable", help="lowering target (default portable)")
     check.add_argument("--static", action="store_true", help="no execution: the static DirectML EP check")
 
+    bench = sub.add_parser(
+        "bench",
+        help="time each dispatchable on an EP (io binding), in GB/s and against the copy bandwidth",
+        description="Time each dispatchable with inputs and outputs resident on the EP's device (no host copies in "
+        "the timed loop): median and min over N iterations after warm-up, effective GB/s (bytes read + written "
+        "once), and that as a fraction of the device's copy bandwidth measured in the same run.",
+    )
+    _model_and_opset(bench)
+    bench.add_argument("--ep", choices=("auto", "cpu", "cuda", "dml"), default="auto", help="execution provider (default auto)")
+    bench.add_argument("-i", "--iterations", type=int, default=100, help="timed iterations (default 100)")
+    bench.add_argument("--target", choices=targets.NAMES, default="portable", help="lowering target (default portable)")
+    bench.add_argument("--json", action="store_true", help="print JSON instead of text lines")
+
     inspect = sub.add_parser(
         "inspect",
         help="show a lowered model in Netron (localhost) or as a text table",
@@ -202,6 +215,13 @@ def _inspect(args: argparse.Namespace) -> None:
     netron.wait()
 
 
+def _bench(args: argparse.Namespace) -> None:
+    if args.iterations < 1:
+        raise UsageError(f"--iterations must be at least 1, got {args.iterations}")
+    model = dxdispatch.load(args.model)
+    bench.bench(model, args.ep, args.iterations, sys.stdout, sys.stderr, args.json, args.opset, args.target)
+
+
 def _describe(m: onnx.ModelProto) -> str:
     ops = ", ".join(dict.fromkeys(n.op_type for n in m.graph.node))
     return f"{len(m.graph.node)} nodes ({ops}), opset {m.opset_import[0].version}"
@@ -210,7 +230,8 @@ def _describe(m: onnx.ModelProto) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        status = {"run": _run, "export": _export, "check": _check, "inspect": _inspect}[args.command](args)
+        commands = {"run": _run, "export": _export, "check": _check, "inspect": _inspect, "bench": _bench}
+        status = commands[args.command](args)
     except Dml2OnnxError as e:
         print(f"dml2onnx: error: {e}", file=sys.stderr)
         return e.exit_status

@@ -7,7 +7,7 @@ import json
 import onnx
 from onnx import helper
 
-from . import __version__, ops
+from . import __version__, choices, ops
 from .builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, GraphBuilder
 from .desc import OperatorDesc
 from .errors import UsageError
@@ -24,13 +24,16 @@ def input_names(desc: OperatorDesc) -> list[str]:
     return [f.name for f in desc.schema.tensor_fields(Kind.INPUT) if desc[f.name] is not None]
 
 
-def lower(desc: OperatorDesc, name: str, opset: int = DEFAULT_OPSET, target: str = "portable") -> onnx.ModelProto:
+def lower(
+    desc: OperatorDesc, name: str, opset: int = DEFAULT_OPSET, target: str = "portable", variant: str | None = None
+) -> onnx.ModelProto:
     """Lower one validated desc. `name` (the dispatchable) prefixes every node name."""
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise UsageError(f"--opset must be in [{MIN_OPSET}, {MAX_OPSET}], got {opset}")
     if target not in TARGETS:
         raise UsageError(f"--target must be one of {', '.join(TARGETS)}, got {target!r}")
-    b = GraphBuilder(name, opset, TARGETS[target])
+    chosen = choices.resolve(desc, target, opset, variant)
+    b = GraphBuilder(name, opset, TARGETS[target], chosen)
     values = {n: b.add_input(n, desc.tensor(n).data_type, desc.tensor(n).sizes) for n in input_names(desc)}
     module = ops.MODULES[desc.schema.name]
     result = module.lower(desc, b, values)
@@ -52,6 +55,7 @@ def lower(desc: OperatorDesc, name: str, opset: int = DEFAULT_OPSET, target: str
             "dml2onnx.version": __version__,
             "dml2onnx.operator": desc.schema.full_name,
             "dml2onnx.target": target,
+            "dml2onnx.lowering": chosen,
             "dml2onnx.opset": str(opset),
             "dml2onnx.desc": json.dumps(desc.source, sort_keys=True),
         },

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dml2onnx import lowering, ops, runtime
+from dml2onnx import choices, lowering, ops, runtime
+from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.tolerances import compare, tolerance
 from matrix import Case, all_cases
 from support import make_desc
@@ -22,18 +23,26 @@ EPS = [
 ]
 
 
-def run_case(case: Case, ep: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def run_case(case: Case, ep: str, variant: str | None = None) -> tuple[np.ndarray, np.ndarray, list[str]]:
     desc = make_desc(case.op, case.fields)
-    session = runtime.create(lowering.lower(desc, "case"), "case", ep)
+    session = runtime.create(lowering.lower(desc, "case", variant=variant), "case", ep)
     got = session.run(case.inputs)
     want = ops.MODULES[desc.schema.name].reference(desc, case.inputs)
     return got, want, session.nodes_off_ep()
 
 
+def variants() -> list[tuple[Case, str]]:
+    """Every case with every candidate lowering that applies to it (choices.py)."""
+    return [(c, v) for c in CASES for v in choices.available(make_desc(c.op, c.fields), DEFAULT_OPSET)]
+
+
+CASE_VARIANTS = variants()
+
+
 @pytest.mark.parametrize("ep", EPS)
-@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
-def test_case(case: Case, ep: str) -> None:
-    got, want, off = run_case(case, ep)
+@pytest.mark.parametrize(("case", "variant"), CASE_VARIANTS, ids=[f"{c.id}-{v}" for c, v in CASE_VARIANTS])
+def test_case(case: Case, variant: str, ep: str) -> None:
+    got, want, off = run_case(case, ep, variant)
     assert off == [], f"nodes off {ep}: {off}"
     out_type = make_desc(case.op, case.fields).tensor("OutputTensor").data_type
     c = compare(got, want, tolerance(case.op, out_type, ep))

@@ -10,7 +10,8 @@ import pytest
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
-from dml2onnx import dml_ep, lowering, ops, runtime
+from dml2onnx import choices, dml_ep, lowering, ops, runtime
+from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.tolerances import compare, tolerance
 from matrix import Case, all_cases
 from support import make_desc
@@ -31,8 +32,14 @@ def check_against_reference(case: Case, got: np.ndarray, inputs: dict[str, np.nd
 
 
 @pytest.mark.parametrize("target", ["portable", "dml"])
-def test_static_dml_check_passes_every_case(target: str) -> None:
-    refused = {c.id: p for c in CASES if (p := dml_ep.check(lowered(c, target)))}
+def test_static_dml_check_passes_every_case_and_lowering(target: str) -> None:
+    refused = {}
+    for c in CASES:
+        desc = make_desc(c.op, c.fields)
+        for variant in choices.available(desc, DEFAULT_OPSET):
+            problems = dml_ep.check(lowering.lower(desc, "case", target=target, variant=variant))
+            if problems:
+                refused[f"{c.id}-{variant}"] = problems
     assert refused == {}
 
 

@@ -27,7 +27,7 @@ def validate(desc: OperatorDesc) -> None:
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     x = desc.tensor("InputTensor")
-    plan = common.JointAxes(x.sizes, tuple(sorted(desc["Axes"])))
+    plan = common.JointAxes(x.sizes, tuple(sorted(desc["Axes"])), last=b.variant == "last_axis")
     merged = plan.merge(b, inputs["InputTensor"])
     last = desc["AxisDirection"] == "DECREASING"
     index = argmax_index(b, merged, x.data_type, plan.axis, plan.reduced_size, last)

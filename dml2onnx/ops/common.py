@@ -96,10 +96,12 @@ class JointAxes:
 
     shape: tuple[int, ...]
     axes: tuple[int, ...]  # ascending
+    last: bool = False  # always move the axes to the end, even when they are contiguous
 
     @property
     def contiguous(self) -> bool:
-        return self.axes[-1] - self.axes[0] + 1 == len(self.axes)
+        at_end = self.axes[-1] == len(self.shape) - 1
+        return self.axes[-1] - self.axes[0] + 1 == len(self.axes) and (at_end or not self.last)
 
     @property
     def perm(self) -> tuple[int, ...] | None:

@@ -25,7 +25,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     # ArgMax (first maximum) + OneHot: exact on ties, runs on every EP. ONNX Hardmax is absent
     # from the CUDA EP, and ReduceMax + Equal marks every tied maximum.
     x = desc.tensor("InputTensor")
-    plan = common.JointAxes(x.sizes, tuple(sorted(desc["Axes"])))
+    plan = common.JointAxes(x.sizes, tuple(sorted(desc["Axes"])), last=b.variant == "last_axis")
     merged = plan.merge(b, inputs["InputTensor"])
     if b.target.native_hardmax:  # ONNX Hardmax-13 (first maximum): DML_ACTIVATION_HARDMAX again
         y = b.node("Hardmax", [merged], "hardmax", "1 at the first maximum of the merged axis", axis=plan.axis)

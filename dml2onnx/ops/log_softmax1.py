@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from . import common, hardmax1
@@ -12,16 +13,31 @@ validate = hardmax1.validate  # same tensor rules, types and axes rules as HARDM
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    x = desc.tensor("InputTensor")
+    axes = tuple(sorted(desc["Axes"]))
+    if b.variant == "reduce_chain":
+        return _reduce_chain(b, inputs["InputTensor"], list(axes), x.data_type)
     # ONNX LogSoftmax (opset 13) reduces one axis and subtracts the maximum first, so it is
     # stable for inputs like 1000 / -50000; several axes are merged into one beforehand.
-    x = desc.tensor("InputTensor")
-    plan = common.JointAxes(x.sizes, tuple(sorted(desc["Axes"])))
+    plan = common.JointAxes(x.sizes, axes, last=b.variant == "last_axis")
     merged = plan.merge(b, inputs["InputTensor"])
     if not b.target.log_softmax_exact:  # subtract the maximum first: the EP's own max is then 0
         top = b.reduce("ReduceMax", merged, [plan.axis], "max", "the maximum along the merged axis")
         merged = b.node("Sub", [merged, top], "centered", "x - max, exact for nearby values")
     y = b.node("LogSoftmax", [merged], "log_softmax", "log-softmax over the merged axis", axis=plan.axis)
     return plan.unmerge(b, y)
+
+
+def _reduce_chain(b: GraphBuilder, x: str, axes: list[int], dtype: dtypes.DataType) -> str:
+    """(x - max) - log(sum(exp(x - max))) with reductions over the axes where they are: no
+    Transpose for axes that are not contiguous. FLOAT16 sums in FLOAT32 (they may exceed 65504)."""
+    if dtype == dtypes.FLOAT16:
+        x = b.cast(x, dtypes.FLOAT32, "to_float32", "sums of many exponentials need FLOAT32")
+    top = b.reduce("ReduceMax", x, axes, "max", f"the maximum over axes {axes}")
+    centered = b.node("Sub", [x, top], "centered", "x - max")
+    total = b.reduce("ReduceSum", b.node("Exp", [centered], "exp", "exp(x - max)"), axes, "sum", "sum of exp(x - max)")
+    y = b.node("Sub", [centered, b.node("Log", [total], "log_sum", "log(sum)")], "log_softmax", "(x - max) - log(sum)")
+    return b.cast(y, dtypes.FLOAT16, "to_float16", "the result in FLOAT16") if dtype == dtypes.FLOAT16 else y
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:

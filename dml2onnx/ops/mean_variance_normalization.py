@@ -4,6 +4,8 @@ or over {C, H, W} with CrossChannel; without NormalizeVariance, Scale * (x - mea
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .. import dtypes
@@ -50,6 +52,18 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         return b.cast(v, dtypes.FLOAT32, f"{name}_to_float32", f"{name} in FLOAT32") if half else v
 
     x = f32("InputTensor")
+    if b.variant == "layer_norm":  # one fused kernel; DML's Scale/Bias follow as Mul/Add
+        first = axes(desc)[0]
+        ones = b.const(np.ones(desc.tensor("InputTensor").sizes[first:], np.float32), "ones")
+        y = b.node(
+            "LayerNormalization",
+            [x, ones],
+            "layer_norm",
+            "(x - mean) / sqrt(variance + Epsilon) over the axes",
+            axis=first,
+            epsilon=desc["Epsilon"],
+        )
+        return _scale_bias_activation(desc, b, y, f32, half)
     mean = b.reduce("ReduceMean", x, axes(desc), "mean", f"mean over axes {axes(desc)}")
     y = b.node("Sub", [x, mean], "centered", "x - mean")
     if desc["NormalizeVariance"]:
@@ -58,6 +72,10 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         eps = b.node("Add", [var, b.scalar(desc["Epsilon"], dtypes.FLOAT32, "epsilon")], "plus_epsilon", "variance + Epsilon")
         std = b.node("Sqrt", [eps], "std", "sqrt(variance + Epsilon)")
         y = b.node("Div", [y, std], "normalized", "(x - mean) / sqrt(variance + Epsilon)")
+    return _scale_bias_activation(desc, b, y, f32, half)
+
+
+def _scale_bias_activation(desc: OperatorDesc, b: GraphBuilder, y: str, f32: Callable[[str], str], half: bool) -> str:
     if desc.optional_tensor("ScaleTensor") is not None:
         y = b.node("Mul", [y, f32("ScaleTensor")], "scale", "Scale * ..., broadcast")
     if desc.optional_tensor("BiasTensor") is not None:

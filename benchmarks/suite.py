@@ -1,0 +1,329 @@
+"""The benchmark suite (run on the GPU machine; see benchmarks/README.md).
+
+For each case it times every candidate lowering (dml2onnx/choices.py), the one chosen, and the
+PyTorch eager equivalent of the same semantics, all in one run, with inputs and outputs resident
+on the GPU. Writes JSON to stdout; tools/benchmarks_report.py turns it into docs/benchmarks.md.
+
+    python3 benchmarks/suite.py [--quick] > results.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+import numpy as np  # noqa: E402
+
+from dml2onnx import bench, choices, lowering, runtime  # noqa: E402
+from dml2onnx.desc import OperatorDesc, parse_operator_desc  # noqa: E402
+
+SIZES = {"64K": (256, 256), "1M": (1024, 1024), "16M": (4096, 4096), "64M": (4096, 16384), "256M": (16384, 16384)}
+
+
+@dataclass
+class Case:
+    name: str
+    group: str  # operator / pattern for the report
+    elements: int
+    desc: OperatorDesc
+    inputs: dict[str, np.ndarray]
+    torch_fn: Callable[[dict[str, Any]], Any]
+
+
+def t(dtype: str, sizes: tuple[int, ...] | list[int]) -> dict[str, Any]:
+    return {"DataType": dtype, "Sizes": list(sizes)}
+
+
+def desc(op: str, fields: dict[str, Any]) -> OperatorDesc:
+    d = parse_operator_desc(op, fields, ("desc",), ("type",))
+    lowering.validate(d)
+    return d
+
+
+def reduce_cases(quick: bool) -> Iterator[Case]:
+    import torch
+
+    rng = np.random.default_rng(0)
+    layouts: list[tuple[str, tuple[int, ...], list[int], str]] = []
+    for size, shape in SIZES.items():
+        if quick and size not in ("1M", "64M"):
+            continue
+        layouts += [(f"trailing-{size}", shape, [1], "FLOAT32"), (f"leading-{size}", shape, [0], "FLOAT32")]
+    layouts += [
+        ("trailing-64M-fp16", SIZES["64M"], [1], "FLOAT16"),
+        ("leading-64M-fp16", SIZES["64M"], [0], "FLOAT16"),
+        ("middle-64M", (64, 4096, 256), [1], "FLOAT32"),
+        ("several-64M", (256, 1024, 256), [2, 0], "FLOAT32"),
+        ("all-64M", SIZES["64M"], [0, 1], "FLOAT32"),
+    ]
+    for label, shape, axes, dtype in layouts:
+        n = int(np.prod(shape))
+        x = rng.standard_normal(shape).astype(np.float16 if dtype == "FLOAT16" else np.float32)
+        fields = {"InputTensor": t(dtype, shape), "OutputTensor": t(dtype, shape), "AxisCount": len(axes), "Axes": axes}
+        dims = sorted(axes)
+
+        def torch_log_softmax(v: dict[str, Any], dims: list[int] = dims) -> Any:
+            x = v["InputTensor"]
+            return torch.log_softmax(x, dims[0]) if len(dims) == 1 else x - torch.logsumexp(x, dims, keepdim=True)
+
+        def torch_hardmax(v: dict[str, Any], dims: list[int] = dims) -> Any:
+            x = v["InputTensor"]
+            if len(dims) == 1:
+                return torch.zeros_like(x).scatter_(dims[0], x.argmax(dims[0], keepdim=True), 1)
+            kept = [i for i in range(x.dim()) if i not in dims]
+            moved = x.permute(*kept, *dims)
+            flat = moved.reshape(*moved.shape[: len(kept)], -1)
+            hot = torch.zeros_like(flat).scatter_(-1, flat.argmax(-1, keepdim=True), 1).reshape(moved.shape)
+            return hot.permute(*np.argsort(kept + dims).tolist())
+
+        yield Case(
+            f"LOG_SOFTMAX1 {label}",
+            f"LOG_SOFTMAX1 {label.split('-')[0]}",
+            n,
+            desc("ACTIVATION_LOG_SOFTMAX1", fields),
+            {"InputTensor": x},
+            torch_log_softmax,
+        )
+        yield Case(
+            f"HARDMAX1 {label}",
+            f"HARDMAX1 {label.split('-')[0]}",
+            n,
+            desc("ACTIVATION_HARDMAX1", fields),
+            {"InputTensor": x},
+            torch_hardmax,
+        )
+        for direction in ("INCREASING", "DECREASING") if label.startswith(("trailing-64M", "leading-64M")) else ("INCREASING",):
+            out_shape = [1 if i in axes else s for i, s in enumerate(shape)]
+            afields = {
+                "InputTensor": t(dtype, shape),
+                "OutputTensor": t("INT64", out_shape),
+                "AxisCount": len(axes),
+                "Axes": axes,
+                "AxisDirection": direction,
+            }
+
+            def torch_argmax(v: dict[str, Any], dims: list[int] = dims, last: bool = direction == "DECREASING") -> Any:
+                x = v["InputTensor"]
+                kept = [i for i in range(x.dim()) if i not in dims]
+                flat = x.permute(*kept, *dims).reshape(*[x.shape[i] for i in kept], -1)
+                if last:
+                    return flat.shape[-1] - 1 - flat.flip(-1).argmax(-1)
+                return flat.argmax(-1)
+
+            yield Case(
+                f"ARGMAX {label} {direction}",
+                f"ARGMAX {label.split('-')[0]}",
+                n,
+                desc("ARGMAX", afields),
+                {"InputTensor": x},
+                torch_argmax,
+            )
+    for itype in ("INT32", "INT64"):
+        shape = SIZES["16M"] if quick else SIZES["64M"]
+        x = rng.integers(-1000, 1000, size=shape).astype(itype.lower())
+        afields = {
+            "InputTensor": t(itype, shape),
+            "OutputTensor": t("INT64", [shape[0], 1]),
+            "AxisCount": 1,
+            "Axes": [1],
+            "AxisDirection": "INCREASING",
+        }
+        yield Case(
+            f"ARGMAX trailing-{'16M' if quick else '64M'}-{itype.lower()}",
+            "ARGMAX integers",
+            x.size,
+            desc("ARGMAX", afields),
+            {"InputTensor": x},
+            lambda v: v["InputTensor"].argmax(1, keepdim=True),
+        )
+
+
+def one_hot_cases(quick: bool) -> Iterator[Case]:
+    import torch
+
+    rng = np.random.default_rng(1)
+    total = 2**26  # 64M output elements
+    for depth in (16, 256, 4096, 65536) if not quick else (16, 4096):
+        rows = total // depth
+        for axis in (1, 0):
+            index_shape = [rows, 1] if axis == 1 else [1, rows]
+            out_shape = [rows, depth] if axis == 1 else [depth, rows]
+            idx = rng.integers(0, depth, size=index_shape).astype(np.int32)
+            fields = {
+                "IndicesTensor": t("INT32", index_shape),
+                "ValuesTensor": t("FLOAT32", [1, 2]),
+                "OutputTensor": t("FLOAT32", out_shape),
+                "Axis": axis,
+            }
+
+            def torch_one_hot(v: dict[str, Any], axis: int = axis, depth: int = depth) -> Any:
+                i = v["IndicesTensor"]
+                i = torch.where(i < 0, i + depth, i)
+                shape = [1, 1]
+                shape[axis] = depth
+                positions = torch.arange(depth, device=i.device, dtype=i.dtype).view(shape)
+                values = v["ValuesTensor"].reshape(-1)
+                return torch.where(i == positions, values[1], values[0])
+
+            yield Case(
+                f"ONE_HOT depth {depth} axis {axis}",
+                f"ONE_HOT axis {axis}",
+                total,
+                desc("ONE_HOT", fields),
+                {"IndicesTensor": idx, "ValuesTensor": np.array([[0, 1]], np.float32)},
+                torch_one_hot,
+            )
+
+
+def mvn_cases(quick: bool) -> Iterator[Case]:
+    import torch
+    import torch.nn.functional as F
+
+    rng = np.random.default_rng(2)
+    shapes = [(32, 64, 128, 128)] if quick else [(32, 64, 128, 128), (64, 64, 128, 128)]
+    for shape in shapes:
+        for cross in (False, True):
+            for extras in (False, True):
+                for dtype in ("FLOAT32", "FLOAT16") if not cross and not extras else ("FLOAT32",):
+                    npt = np.float16 if dtype == "FLOAT16" else np.float32
+                    fields: dict[str, Any] = {
+                        "InputTensor": t(dtype, shape),
+                        "OutputTensor": t(dtype, shape),
+                        "CrossChannel": cross,
+                        "NormalizeVariance": True,
+                        "Epsilon": 1e-5,
+                    }
+                    inputs = {"InputTensor": rng.standard_normal(shape).astype(npt)}
+                    if extras:
+                        c = [1, shape[1], 1, 1]
+                        fields |= {
+                            "ScaleTensor": t(dtype, c),
+                            "BiasTensor": t(dtype, c),
+                            "FusedActivation": {"Type": "ACTIVATION_RELU"},
+                        }
+                        inputs |= {
+                            "ScaleTensor": rng.uniform(0.5, 2, c).astype(npt),
+                            "BiasTensor": rng.uniform(-1, 1, c).astype(npt),
+                        }
+
+                    def torch_mvn(v: dict[str, Any], cross: bool = cross, extras: bool = extras) -> Any:
+                        x = v["InputTensor"]
+                        y = F.layer_norm(x, x.shape[1:], eps=1e-5) if cross else F.instance_norm(x, eps=1e-5)
+                        if extras:
+                            y = torch.relu(y * v["ScaleTensor"] + v["BiasTensor"])
+                        return y
+
+                    label = f"{'cross' if cross else 'per-channel'}{' +scale/bias/relu' if extras else ''}"
+                    yield Case(
+                        f"MVN {label} {'x'.join(map(str, shape))} {dtype.lower()}",
+                        f"MVN {label}",
+                        int(np.prod(shape)),
+                        desc("MEAN_VARIANCE_NORMALIZATION", fields),
+                        inputs,
+                        torch_mvn,
+                    )
+
+
+def time_torch(fn: Callable[[dict[str, Any]], Any], inputs: dict[str, np.ndarray], iterations: int) -> tuple[float, float]:
+    import torch
+
+    values = {k: torch.from_numpy(np.ascontiguousarray(v)).cuda() for k, v in inputs.items()}
+    for _ in range(3):
+        fn(values)
+    torch.cuda.synchronize()
+    samples = []
+    for _ in range(iterations):
+        start = time.perf_counter()
+        fn(values)
+        torch.cuda.synchronize()
+        samples.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(samples), min(samples)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("-i", "--iterations", type=int, default=20)
+    args = parser.parse_args()
+    import torch
+
+    ep = "cuda"
+    copy = bench.copy_bandwidth(ep, 50)
+    print(f"copy bandwidth {copy:.0f} GB/s", file=sys.stderr)
+    results = []
+    cases = [*reduce_cases(args.quick), *one_hot_cases(args.quick), *mvn_cases(args.quick)]
+    for k, case in enumerate(cases):
+        out = case.desc.tensor("OutputTensor")
+        nbytes = sum(a.nbytes for a in case.inputs.values()) + out.element_count * out.data_type.size
+        row: dict[str, Any] = {
+            "case": case.name,
+            "group": case.group,
+            "elements": case.elements,
+            "bytes": nbytes,
+            "candidates": {},
+            "chosen": choices.choose(case.desc, "cuda", 17),
+        }
+        for variant in choices.available(case.desc, 17):
+            start = time.perf_counter()
+            model = lowering.lower(case.desc, "bench", target="cuda", variant=variant)
+            lower_ms = (time.perf_counter() - start) * 1e3
+            start = time.perf_counter()
+            try:
+                session = runtime.create(model, "bench", ep)
+            except Exception as e:  # recorded: a candidate the EP cannot run
+                row["candidates"][variant] = {"error": str(e)[:300]}
+                continue
+            session_ms = (time.perf_counter() - start) * 1e3
+            timing = bench.Bound(session, case.inputs, out.sizes, out.data_type.numpy).time(args.iterations)
+            row["candidates"][variant] = {
+                "median_ms": timing.median_ms,
+                "min_ms": timing.min_ms,
+                "gb_per_s": timing.gb_per_s,
+                "lower_and_check_ms": lower_ms,
+                "session_ms": session_ms,
+                "nodes_off_gpu": len(session.nodes_off_ep()),
+            }
+            del session
+            gc.collect()
+        try:
+            median, minimum = time_torch(case.torch_fn, case.inputs, args.iterations)
+            row["torch"] = {"median_ms": median, "min_ms": minimum, "gb_per_s": nbytes / (median * 1e-3) / 1e9}
+        except Exception as e:
+            row["torch"] = {"error": str(e)[:300]}
+        torch.cuda.empty_cache()
+        results.append(row)
+        best = min((c["median_ms"], v) for v, c in row["candidates"].items() if "median_ms" in c)
+        print(
+            f"[{k + 1}/{len(cases)}] {case.name}: best {best[1]} {nbytes / best[0] / 1e6:.0f} GB/s, "
+            f"torch {row['torch'].get('gb_per_s', 0):.0f} GB/s",
+            file=sys.stderr,
+            flush=True,
+        )
+    json.dump(
+        {
+            "copy_gb_per_s": copy,
+            "onnxruntime": runtime.version(),
+            "torch": torch.__version__,
+            "device": torch.cuda.get_device_name(0),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "iterations": args.iterations,
+            "results": results,
+        },
+        sys.stdout,
+        indent=1,
+    )
+
+
+if __name__ == "__main__":
+    main()

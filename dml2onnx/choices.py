@@ -1,0 +1,61 @@
+"""Candidate lowerings per operator, and the one rule that picks among them.
+
+Every candidate is exact (or within tolerances.py) on every EP its target names, and the test
+suites run each of them; they differ in speed, which depends on the EP and the shape. The rule
+below is what benchmarks/ measured fastest on the CUDA EP (docs/benchmarks.md)."""
+
+from __future__ import annotations
+
+from .desc import OperatorDesc
+from .errors import UsageError
+
+VARIANTS: dict[str, tuple[str, ...]] = {
+    # merge the reduced axes where they are (Reshape; Transpose only when not contiguous) or
+    # always move them last first
+    "ACTIVATION_HARDMAX1": ("in_place", "last_axis"),
+    # LogSoftmax over the merged axis after subtracting the max, or the same after moving the axes
+    # last, or ReduceMax/Sub/Exp/ReduceSum/Log/Sub over the axes as they are (no Transpose)
+    "ACTIVATION_LOG_SOFTMAX1": ("in_place", "last_axis", "reduce_chain"),
+    "ARGMAX": ("in_place", "last_axis"),
+    "ONE_HOT": ("one_hot",),
+    # ReduceMean/Sub/Mul/ReduceMean/Add/Sqrt/Div, or LayerNormalization (opset 17) with a ones scale
+    "MEAN_VARIANCE_NORMALIZATION": ("reduce_chain", "layer_norm"),
+}
+
+
+def _reduced_axes(desc: OperatorDesc) -> tuple[int, ...]:
+    if desc.schema.name == "MEAN_VARIANCE_NORMALIZATION":
+        return (1, 2, 3) if desc["CrossChannel"] else (2, 3)
+    if desc.schema.name == "ONE_HOT":
+        return (desc["Axis"],)
+    return tuple(sorted(desc["Axes"]))
+
+
+def available(desc: OperatorDesc, opset: int) -> tuple[str, ...]:
+    """The candidates that apply to this desc (others would build the same graph or none)."""
+    op = desc.schema.name
+    out = []
+    for v in VARIANTS[op]:
+        if v == "last_axis" and _reduced_axes(desc)[-1] == desc.tensor("InputTensor").rank - 1:
+            continue  # already last: the same graph as in_place
+        if v == "layer_norm" and (opset < 17 or not desc["NormalizeVariance"]):
+            continue
+        out.append(v)
+    return tuple(out)
+
+
+def choose(desc: OperatorDesc, target: str, opset: int) -> str:
+    """The lowering used unless one is asked for."""
+    options = available(desc, opset)
+    return options[0]
+
+
+def resolve(desc: OperatorDesc, target: str, opset: int, variant: str | None) -> str:
+    if variant is None:
+        return choose(desc, target, opset)
+    if variant not in available(desc, opset):
+        raise UsageError(
+            f"lowering '{variant}' does not apply to this DML_{desc.schema.name} "
+            f"(candidates here: {', '.join(available(desc, opset))})"
+        )
+    return variant
