@@ -13,9 +13,10 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     # merge the reduced axes where they are (Reshape; Transpose only when not contiguous) or
     # always move them last first
     "ACTIVATION_HARDMAX1": ("in_place", "last_axis"),
-    # LogSoftmax over the merged axis after subtracting the max, or the same after moving the axes
-    # last, or ReduceMax/Sub/Exp/ReduceSum/Log/Sub over the axes as they are (no Transpose)
-    "ACTIVATION_LOG_SOFTMAX1": ("in_place", "last_axis", "reduce_chain"),
+    # LogSoftmax over the merged axis after subtracting the max (found by ReduceMax, or by ArgMax +
+    # GatherElements), or the same after moving the axes last, or ReduceMax/Sub/Exp/ReduceSum/Log/
+    # Sub over the axes as they are (no Transpose)
+    "ACTIVATION_LOG_SOFTMAX1": ("in_place", "argmax_max", "last_axis", "reduce_chain"),
     "ARGMAX": ("in_place", "last_axis"),
     "ONE_HOT": ("one_hot",),
     # ReduceMean/Sub/Mul/ReduceMean/Add/Sqrt/Div, or LayerNormalization (opset 17) with a ones scale
@@ -40,13 +41,37 @@ def available(desc: OperatorDesc, opset: int) -> tuple[str, ...]:
             continue  # already last: the same graph as in_place
         if v == "layer_norm" and (opset < 17 or not desc["NormalizeVariance"]):
             continue
+        if v == "argmax_max" and len(_reduced_axes(desc)) > 1:
+            continue  # one axis only: ArgMax + GatherElements along it
         out.append(v)
     return tuple(out)
 
 
 def choose(desc: OperatorDesc, target: str, opset: int) -> str:
-    """The lowering used unless one is asked for."""
+    """The lowering used unless one is asked for: on `portable` and `cuda` (graphs that run on the
+    CUDA EP), the candidate measured fastest for this kind of shape on an H200 (docs/benchmarks.md);
+    on `cpu` and `dml`, whose EPs were not measured here, the first candidate."""
     options = available(desc, opset)
+    if target not in ("portable", "cuda"):
+        return options[0]
+    op, axes = desc.schema.name, _reduced_axes(desc)
+    rank = desc.tensor("IndicesTensor" if op == "ONE_HOT" else "InputTensor").rank
+    contiguous = axes[-1] - axes[0] + 1 == len(axes)
+    trailing = axes[-1] == rank - 1
+    if op == "ACTIVATION_LOG_SOFTMAX1":
+        sizes = desc.tensor("InputTensor").sizes
+        reduced = 1
+        for a in axes:
+            reduced *= sizes[a]
+        # One long row or scattered axes: the CUDA EP's LogSoftmax is slow there (12 GB/s for one
+        # 64M row); leading axes: the chain avoids the EP's internal transpose.
+        if not contiguous or reduced > 2**16 or (axes[0] == 0 and not trailing):
+            return "reduce_chain"
+        return "argmax_max" if "argmax_max" in options else "in_place"
+    if op == "ARGMAX" and desc["AxisDirection"] == "DECREASING" and not trailing and "last_axis" in options:
+        return "last_axis"  # the reversing Slice is much faster on the innermost axis
+    if op == "MEAN_VARIANCE_NORMALIZATION" and not desc["CrossChannel"] and "layer_norm" in options:
+        return "layer_norm"  # one fused kernel per channel; across channels the chain is faster
     return options[0]
 
 

@@ -60,6 +60,6 @@ def lower(
             "dml2onnx.desc": json.dumps(desc.source, sort_keys=True),
         },
     )
-    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True, data_prop=True)
+    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
     onnx.checker.check_model(model, full_check=True)
     return model

@@ -21,6 +21,7 @@ class Target:
     argmax_types: tuple[dtypes.DataType, ...]  # input types ONNX ArgMax takes
     one_hot_any_type: bool  # OneHot with any index type of DML and any value type
     log_softmax_exact: bool  # LogSoftmax keeps x - max exact even when |max| is large
+    argmax_double: bool = False  # ArgMax on DOUBLE: exact for every 32-bit integer
 
 
 TARGETS: dict[str, Target] = {
@@ -30,7 +31,7 @@ TARGETS: dict[str, Target] = {
         Target("cpu", ("cpu",), True, True, (*dtypes.FLOATS, dtypes.INT64, dtypes.INT32, dtypes.INT8, dtypes.UINT8), False, True),
         # The CUDA EP has no Hardmax, no select_last_index and no ArgMax on integers (GPU.md), and
         # its LogSoftmax computes x - (max + log(sum)): 2e-3 off for |max| = 5e4 (H200).
-        Target("cuda", ("cuda",), False, False, dtypes.FLOATS, False, False),
+        Target("cuda", ("cuda",), False, False, dtypes.FLOATS, False, False, argmax_double=True),
         # The DirectML EP registers Hardmax, ArgMax on every integer type with select_last_index,
         # and OneHot with INT32/INT64/UINT32/UINT64 indices and any value type (dml_ep_registry).
         Target("dml", ("dml",), True, True, dtypes.FLOATS + dtypes.INTEGERS, True, False),

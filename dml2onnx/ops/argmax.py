@@ -69,6 +69,9 @@ def argmax_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, siz
         if dtype in _EXACT_IN_FLOAT32:
             x = b.cast(x, dtypes.FLOAT32, "to_float", f"{dtype} values are exact in FLOAT32")
         index = b.node("ArgMax", [x], "argmax", "index of the first maximum", axis=axis, keepdims=1, select_last_index=0)
+    elif b.target.argmax_double and dtype.size == 4:  # 32-bit integers are exact in DOUBLE
+        x = b.cast(x, dtypes.FLOAT64, "to_double", f"{dtype} values are exact in FLOAT64")
+        index = b.node("ArgMax", [x], "argmax", "index of the first maximum", axis=axis, keepdims=1, select_last_index=0)
     else:
         index = _integer_first_max(b, x, dtype, axis)
     if last:

@@ -22,7 +22,11 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     plan = common.JointAxes(x.sizes, axes, last=b.variant == "last_axis")
     merged = plan.merge(b, inputs["InputTensor"])
     if not b.target.log_softmax_exact:  # subtract the maximum first: the EP's own max is then 0
-        top = b.reduce("ReduceMax", merged, [plan.axis], "max", "the maximum along the merged axis")
+        if b.variant == "argmax_max":
+            where = b.node("ArgMax", [merged], "argmax", "where the maximum is", axis=plan.axis, keepdims=1)
+            top = b.node("GatherElements", [merged, where], "max", "the maximum along the axis", axis=plan.axis)
+        else:
+            top = b.reduce("ReduceMax", merged, [plan.axis], "max", "the maximum along the merged axis")
         merged = b.node("Sub", [merged, top], "centered", "x - max, exact for nearby values")
     y = b.node("LogSoftmax", [merged], "log_softmax", "log-softmax over the merged axis", axis=plan.axis)
     return plan.unmerge(b, y)

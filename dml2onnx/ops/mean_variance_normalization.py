@@ -51,10 +51,13 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         v = inputs[name]
         return b.cast(v, dtypes.FLOAT32, f"{name}_to_float32", f"{name} in FLOAT32") if half else v
 
-    x = f32("InputTensor")
     if b.variant == "layer_norm":  # one fused kernel; DML's Scale/Bias follow as Mul/Add
+        # LayerNormalization accumulates in FLOAT32 itself (stash_type 1), so FLOAT16 may stay
+        # FLOAT16, except where a fused activation follows (its constants are FLOAT32).
+        native = half and desc["FusedActivation"] is None
+        x = inputs["InputTensor"] if native else f32("InputTensor")
         first = axes(desc)[0]
-        ones = b.const(np.ones(desc.tensor("InputTensor").sizes[first:], np.float32), "ones")
+        ones = b.const(np.ones(desc.tensor("InputTensor").sizes[first:], dtype.numpy if native else np.float32), "ones")
         y = b.node(
             "LayerNormalization",
             [x, ones],
@@ -63,7 +66,10 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
             axis=first,
             epsilon=desc["Epsilon"],
         )
+        if native:
+            return _scale_bias_activation(desc, b, y, lambda name: inputs[name], False)
         return _scale_bias_activation(desc, b, y, f32, half)
+    x = f32("InputTensor")
     mean = b.reduce("ReduceMean", x, axes(desc), "mean", f"mean over axes {axes(desc)}")
     y = b.node("Sub", [x, mean], "centered", "x - mean")
     if desc["NormalizeVariance"]:
