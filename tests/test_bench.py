@@ -1,0 +1,82 @@
+"""`dml2onnx bench` on the CPU EP: DxDispatch-style lines, JSON, and sane figures."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from dml2onnx import choices
+from support import make_desc, run_cli, tensor
+
+MODELS = Path(__file__).resolve().parent.parent / "models"
+
+
+def test_bench_text_lines() -> None:
+    status, out, err = run_cli("bench", str(MODELS / "argmax.json"), "--ep", "cpu", "-i", "5")
+    assert status == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 3
+    pattern = (
+        r"^Dispatch 'argmax_\w+': 5 iterations, [\d.]+ ms median, [\d.]+ ms min, [\d.]+ GB/s \([\d.]+% of the \d+ GB/s copy\)"
+    )
+    assert all(re.match(pattern, line) for line in lines), lines
+    assert "measuring the copy bandwidth" in err and "(3/3)" in err  # progress on stderr
+
+
+def test_bench_json() -> None:
+    status, out, _ = run_cli("bench", str(MODELS / "one_hot.json"), "--ep", "cpu", "-i", "3", "--json")
+    assert status == 0
+    result = json.loads(out)
+    assert result["ep"] == "CPUExecutionProvider" and result["copy_gb_per_s"] > 0
+    rows = result["dispatchables"]
+    assert [r["dispatchable"] for r in rows] == [
+        "one_hot_rows",
+        "one_hot_columns",
+        "one_hot_on_off_values",
+        "one_hot_negative_and_out_of_range",
+    ]
+    value_bytes = [8, 8, 12, 8]  # ValuesTensor [1,1,1,2] or [1,1,3,1], FLOAT32
+    for r, values in zip(rows, value_bytes, strict=True):
+        assert r["iterations"] == 3 and 0 < r["min_ms"] <= r["median_ms"]
+        assert r["bytes"] == 12 * 4 + 3 * 4 + values  # output + indices + values, each once
+        assert r["nodes_off_ep"] == [] and r["lowering"] == "one_hot"
+
+
+def test_bench_rejects_zero_iterations() -> None:
+    status, _, err = run_cli("bench", str(MODELS / "argmax.json"), "--ep", "cpu", "-i", "0")
+    assert status == 2 and "--iterations" in err
+
+
+def test_choice_rule_picks_measured_winners() -> None:
+    def choose(op: str, fields: dict, target: str = "cuda") -> str:
+        return choices.choose(make_desc(op, fields), target, 17)
+
+    def softmax(sizes: list[int], axes: list[int], dtype: str = "FLOAT32") -> dict:
+        return {"InputTensor": tensor(dtype, sizes), "OutputTensor": tensor(dtype, sizes), "AxisCount": len(axes), "Axes": axes}
+
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [1])) == "argmax_max"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0])) == "reduce_chain"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0], "FLOAT16")) == "last_axis"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([64, 4096, 256], [1])) == "in_place"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([256, 1024, 256], [2, 0])) == "reduce_chain"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0, 1])) == "reduce_chain"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [1]), "cpu") == "in_place"  # not measured there
+    mvn = {
+        "InputTensor": tensor("FLOAT32", [2, 3, 4, 5]),
+        "OutputTensor": tensor("FLOAT32", [2, 3, 4, 5]),
+        "CrossChannel": False,
+        "NormalizeVariance": True,
+        "Epsilon": 1e-5,
+    }
+    assert choose("MEAN_VARIANCE_NORMALIZATION", mvn) == "layer_norm"
+    assert choose("MEAN_VARIANCE_NORMALIZATION", mvn | {"CrossChannel": True}) == "reduce_chain"
+    argmax = {
+        "InputTensor": tensor("FLOAT32", [8, 4]),
+        "OutputTensor": tensor("INT64", [1, 4]),
+        "AxisCount": 1,
+        "Axes": [0],
+        "AxisDirection": "DECREASING",
+    }
+    assert choose("ARGMAX", argmax) == "last_axis"
+    assert choose("ARGMAX", argmax | {"AxisDirection": "INCREASING"}) == "in_place"

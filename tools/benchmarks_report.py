@@ -1,0 +1,180 @@
+"""docs/benchmarks.md and docs/roofline.png from a benchmarks/suite.py result (needs matplotlib).
+
+python tools/benchmarks_report.py benchmarks/results/h200-2026-11-21.json
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Targets of the performance issue, at 64M-element FLOAT32 inputs: fraction of copy bandwidth.
+TARGETS = {"trailing": 0.60, "leading": 0.35, "middle": 0.35, "several": 0.35, "ONE_HOT": 0.70, "MVN": 0.40}
+
+
+GAPS = """## Where the targets are missed or PyTorch is faster, why, and what would close the gap
+
+- **Reductions over a leading or middle axis (ArgMax, Hardmax1: 13-22% of copy; PyTorch 3-4x faster).**
+  The CUDA EP's ArgMax over a non-innermost axis reaches about 480 GB/s, while PyTorch has a dedicated
+  strided kernel at about 2100 GB/s. Moving the axis last first (`last_axis`) adds a full read and write
+  and was no faster. To close the gap, ONNX Runtime needs a strided ArgMax kernel. On DirectML, the `dml`
+  target maps straight to DML_ARGMAX and DML_ACTIVATION_HARDMAX.
+- **LogSoftmax1 over the innermost axis (32%; PyTorch 2.5x faster).** The CUDA EP's own LogSoftmax
+  computes `x - (max + log(sum))`, which is 2e-3 off in FLOAT32 once |max| is 5e4 (docs/gpu-report.md).
+  The exact lowering therefore finds the max first (ArgMax + GatherElements, 4x faster than the first
+  try with ReduceMax) and subtracts it, which costs two extra passes. To close the gap, the EP's kernel
+  needs to compute `(x - max) - log(sum)`, as PyTorch does. Over leading, middle and all axes, the
+  chosen lowerings are 4-5x faster than PyTorch's `log_softmax`.
+- **LogSoftmax1 over several separate axes (6%; PyTorch 3x faster).** This uses six reductions and
+  element-wise passes (`reduce_chain`). The single-axis alternative needs a Transpose, and it was 3x
+  slower.
+- **ArgMax DECREASING (32% on the innermost axis, but 1.35x PyTorch).** The CUDA EP has no
+  `select_last_index`, so the axis is reversed with a Slice first. That is an extra read and write.
+- **Integer ArgMax.** INT32 on the `cuda` target casts to DOUBLE: 771 GB/s, against 2802 for PyTorch.
+  INT64 (73 GB/s, against 3389) is ranked by exact 22-bit FLOAT32 digits, because the CUDA EP has no
+  integer ArgMax and its TopK misorders ties (docs/gpu-report.md). To close the gap, ONNX Runtime needs
+  an integer ArgMax kernel.
+- **OneHot with small depths (40% at depth 16, 62% at 256; 1.9-3.1x PyTorch).** With few outputs per
+  index, the EP's OneHot kernel is bound by its per-element index arithmetic, not by memory. From
+  depth 4096 on it reaches 74-77%.
+- **MVN with Scale, Bias and a fused activation (20%, 1.2x PyTorch).** Scale, Bias and the activation
+  are three more element-wise passes after LayerNormalization: ONNX Runtime fuses none of them.
+  Across channels (23%, 3.3x PyTorch) the reduction chain reads the input three times. A fused kernel,
+  or DirectML's own MVN operator (the `dml` target keeps the exact chain), would close these."""
+
+
+def target_for(group: str) -> float | None:
+    if group.startswith("ONE_HOT"):
+        return TARGETS["ONE_HOT"]
+    if group.startswith("MVN"):
+        return TARGETS["MVN"]
+    pattern = group.split()[-1]
+    return TARGETS.get(pattern)
+
+
+def best(row: dict) -> tuple[str, float]:
+    timed = {v: c["median_ms"] for v, c in row["candidates"].items() if "median_ms" in c}
+    name = min(timed, key=timed.get)
+    return name, timed[name]
+
+
+def gbs(row: dict, ms: float) -> float:
+    return row["bytes"] / (ms * 1e-3) / 1e9
+
+
+def main(path: str) -> None:
+    data = json.loads(Path(path).read_text())
+    copy = data["copy_gb_per_s"]
+    rows = data["results"]
+    lines = [
+        "# Benchmarks: dml2onnx lowerings on the CUDA execution provider",
+        "",
+        f"- Device: {data['device']}; date {data['date']}; onnxruntime-gpu {data['onnxruntime']}; PyTorch {data['torch']}",
+        f"- Copy bandwidth measured in the same run: {copy:.0f} GB/s (a FLOAT32 `Neg` over 256 MiB through ONNX Runtime)",
+        f"- Each time is the median of {data['iterations']} runs after 3 warm-up runs, with inputs and outputs resident on",
+        "  the GPU (ONNX Runtime io binding, PyTorch CUDA tensors), synchronized after each run.",
+        "- GB/s = (bytes of the inputs + bytes of the output) / median time: every byte read and written once.",
+        f"- Source: `benchmarks/suite.py`, raw results `{Path(path).resolve().relative_to(ROOT)}`, this page by "
+        "`tools/benchmarks_report.py`.",
+        "",
+        "![GB/s against size, per operator](roofline.png)",
+        "",
+        "## Targets at 64M-element FLOAT32 inputs",
+        "",
+        "| case | chosen lowering | GB/s | of copy | target | PyTorch GB/s | ours / PyTorch |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in rows:
+        target = target_for(row["group"])
+        is_64m = "64M" in row["case"] or row["group"].startswith(("ONE_HOT", "MVN"))
+        if target is None or not is_64m or "fp16" in row["case"] or "float16" in row["case"] or "int" in row["case"]:
+            continue
+        if row["group"].startswith("MVN") and "64x64" not in row["case"]:
+            continue
+        chosen = row["candidates"][row["chosen"]]
+        ours = chosen["gb_per_s"]
+        torch = row["torch"].get("gb_per_s", float("nan"))
+        ok = "yes" if ours / copy >= target else "**no**"
+        lines.append(
+            f"| {row['case']} | {row['chosen']} | {ours:.0f} | {100 * ours / copy:.0f}% | {100 * target:.0f}% ({ok}) "
+            f"| {torch:.0f} | {ours / torch:.2f} |"
+        )
+    lines += [
+        "",
+        "## Every case: all candidates, the chosen one, and PyTorch",
+        "",
+        "| case | elements | candidates (GB/s) | chosen | fastest | chosen / fastest time | PyTorch GB/s | ours / PyTorch |",
+        "|---|---:|---|---|---|---:|---:|---:|",
+    ]
+    mismatches = 0
+    for row in rows:
+        name, ms = best(row)
+        cands = ", ".join(f"{v} {c['gb_per_s']:.0f}" if "gb_per_s" in c else f"{v} error" for v, c in row["candidates"].items())
+        chosen_ms = row["candidates"][row["chosen"]]["median_ms"]
+        mismatches += name != row["chosen"]
+        torch = row["torch"].get("gb_per_s", float("nan"))
+        ours = gbs(row, chosen_ms)
+        lines.append(
+            f"| {row['case']} | {row['elements']:,} | {cands} | {row['chosen']} | {name} | {chosen_ms / ms:.2f} "
+            f"| {torch:.0f} | {ours / torch:.2f} |"
+        )
+    lower = [c["lower_and_check_ms"] for r in rows for c in r["candidates"].values() if "lower_and_check_ms" in c]
+    session = [c["session_ms"] for r in rows for c in r["candidates"].values() if "session_ms" in c]
+    off = sum(c.get("nodes_off_gpu", 0) for r in rows for c in r["candidates"].values())
+    lines += [
+        "",
+        "## Summary",
+        "",
+        f"- Nodes off the GPU, over every candidate of every case: {off}.",
+        f"- The chosen lowering was the fastest candidate in {len(rows) - mismatches} of {len(rows)} cases in this run.",
+        f"- Lowering + `onnx.checker` full check per operator: median {statistics.median(lower):.2f} ms, "
+        f"max {max(lower):.2f} ms.",
+        f"- ONNX Runtime session creation on the CUDA EP: median {statistics.median(session):.1f} ms, max {max(session):.1f} ms.",
+        "",
+    ]
+    (ROOT / "docs" / "benchmarks.md").write_text("\n".join(lines) + "\n")
+    plot(rows, copy, ROOT / "docs" / "roofline.png", data["device"])
+
+
+def plot(rows: list[dict], copy: float, png: Path, device: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(9, 5.5), dpi=110)
+    series: dict[str, list[tuple[int, float]]] = {}
+    torch_series: dict[str, list[tuple[int, float]]] = {}
+    for row in rows:
+        if "fp16" in row["case"] or "DECREASING" in row["case"]:
+            continue
+        parts = row["case"].split()
+        if len(parts) < 2 or not parts[1].startswith(("trailing-", "leading-")) or "int" in parts[1]:
+            continue
+        key = f"{parts[0]} {parts[1].split('-')[0]}"
+        series.setdefault(key, []).append((row["elements"], row["candidates"][row["chosen"]]["gb_per_s"]))
+        if "gb_per_s" in row["torch"]:
+            torch_series.setdefault(key, []).append((row["elements"], row["torch"]["gb_per_s"]))
+    for key, points in sorted(series.items()):
+        points.sort()
+        (line,) = ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=f"{key} (dml2onnx)")
+        tp = sorted(torch_series.get(key, []))
+        ax.plot([p[0] for p in tp], [p[1] for p in tp], linestyle=":", color=line.get_color(), alpha=0.7)
+    ax.axhline(copy, color="black", linestyle="--", label=f"device copy {copy:.0f} GB/s")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("elements per input (FLOAT32)")
+    ax.set_ylabel("effective GB/s (bytes read + written once)")
+    ax.set_title(f"dml2onnx on the CUDA EP, {device} (dotted: PyTorch eager)")
+    ax.legend(fontsize=7, loc="lower right")
+    ax.grid(True, which="both", alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(png)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
