@@ -19,8 +19,9 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "ACTIVATION_LOG_SOFTMAX1": ("in_place", "argmax_max", "last_axis", "reduce_chain"),
     "ARGMAX": ("in_place", "last_axis"),
     "ONE_HOT": ("one_hot",),
-    # ReduceMean/Sub/Mul/ReduceMean/Add/Sqrt/Div, or LayerNormalization (opset 17) with a ones scale
-    "MEAN_VARIANCE_NORMALIZATION": ("reduce_chain", "layer_norm"),
+    # ReduceMean/Sub/Mul/ReduceMean/Add/Sqrt/Div, or LayerNormalization (opset 17) with a ones
+    # scale, or (per channel, Scale/Bias per channel) InstanceNormalization taking Scale and Bias
+    "MEAN_VARIANCE_NORMALIZATION": ("reduce_chain", "layer_norm", "instance_norm"),
 }
 
 
@@ -32,6 +33,14 @@ def _reduced_axes(desc: OperatorDesc) -> tuple[int, ...]:
     return tuple(sorted(desc["Axes"]))
 
 
+def _per_channel_affine(desc: OperatorDesc) -> bool:
+    """Per-channel MVN whose Scale/Bias vary at most along C: InstanceNormalization's form."""
+    if desc["CrossChannel"] or not desc["NormalizeVariance"]:
+        return False
+    extras = [desc.optional_tensor(n) for n in ("ScaleTensor", "BiasTensor")]
+    return all(t is None or (t.sizes[0], t.sizes[2], t.sizes[3]) == (1, 1, 1) for t in extras)
+
+
 def available(desc: OperatorDesc, opset: int) -> tuple[str, ...]:
     """The candidates that apply to this desc (others would build the same graph or none)."""
     op = desc.schema.name
@@ -40,6 +49,8 @@ def available(desc: OperatorDesc, opset: int) -> tuple[str, ...]:
         if v == "last_axis" and _reduced_axes(desc)[-1] == desc.tensor("InputTensor").rank - 1:
             continue  # already last: the same graph as in_place
         if v == "layer_norm" and (opset < 17 or not desc["NormalizeVariance"]):
+            continue
+        if v == "instance_norm" and not _per_channel_affine(desc):
             continue
         if v == "argmax_max" and len(_reduced_axes(desc)) > 1:
             continue  # one axis only: ArgMax + GatherElements along it

@@ -30,13 +30,20 @@ def _opset(text: str) -> int:
     return value
 
 
-def _model_and_opset(sub: argparse.ArgumentParser) -> None:
-    sub.add_argument("model", metavar="MODEL.json", help="a DxDispatch JSON model")
+def _common(sub: argparse.ArgumentParser, model: str = "MODEL.json", model_help: str = "a DxDispatch JSON model") -> None:
+    """The model, --opset and --target that every command takes."""
+    sub.add_argument("model", metavar=model, help=model_help)
     sub.add_argument(
         "--opset",
         type=_opset,
         default=DEFAULT_OPSET,
         help=f"ONNX opset of the lowered graphs (default {DEFAULT_OPSET}, {MIN_OPSET}-{MAX_OPSET})",
+    )
+    sub.add_argument(
+        "--target",
+        choices=targets.NAMES,
+        default="portable",
+        help="lowering target (default portable: runs without fallback on the CPU, CUDA and DirectML EPs)",
     )
 
 
@@ -55,19 +62,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Execute the commands of a DxDispatch model in order. `print` output goes to stdout "
         "exactly as DxDispatch prints it; progress goes to stderr.",
     )
-    _model_and_opset(run)
+    _common(run)
     run.add_argument(
         "--ep",
         choices=("auto", "cpu", "cuda", "dml"),
         default="cpu",
         help="execution provider (default: cpu); auto picks DirectML, then CUDA, then CPU. "
         "GPU EPs run with CPU fallback disabled.",
-    )
-    run.add_argument(
-        "--target",
-        choices=targets.NAMES,
-        default="portable",
-        help="lowering target (default portable: the same graph on every EP)",
     )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
@@ -77,7 +78,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Lower every dispatchable of a DxDispatch model and write DIR/<dispatchable>.onnx. "
         "Inputs are named after the desc's input tensor fields, the output is OutputTensor.",
     )
-    _model_and_opset(export)
+    _common(export)
     export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder")
     export.add_argument(
         "--functions",
@@ -90,13 +91,6 @@ def _parser() -> argparse.ArgumentParser:
         help="the whole command list as one graph, DIR/<model>.onnx: resources read before being written are inputs, "
         "resources printed or written to file are outputs",
     )
-    export.add_argument(
-        "--target",
-        choices=targets.NAMES,
-        default="portable",
-        help="execution provider the graph is lowered for (default portable: runs without fallback "
-        "on the CPU, CUDA and DirectML EPs)",
-    )
     check = sub.add_parser(
         "check",
         help="compare every dispatch on each EP with the numpy reference, or check statically for DirectML",
@@ -105,14 +99,13 @@ def _parser() -> argparse.ArgumentParser:
         "EP. With --static (for --ep dml, which cannot run on Linux): list every node of the lowered graphs that "
         "ONNX Runtime's DirectML EP would not take. Exit status 1 on a mismatch or a refused node.",
     )
-    _model_and_opset(check)
+    _common(check)
     check.add_argument(
         "--ep",
         action="append",
         choices=("cpu", "cuda", "dml"),
         help="an EP to check (repeatable; default: every EP this onnxruntime has)",
     )
-    check.add_argument("--target", choices=targets.NAMES, default="portable", help="lowering target (default portable)")
     check.add_argument("--static", action="store_true", help="no execution: the static DirectML EP check")
 
     bench = sub.add_parser(
@@ -122,10 +115,9 @@ def _parser() -> argparse.ArgumentParser:
         "the timed loop): median and min over N iterations after warm-up, effective GB/s (bytes read + written "
         "once), and that as a fraction of the device's copy bandwidth measured in the same run.",
     )
-    _model_and_opset(bench)
+    _common(bench)
     bench.add_argument("--ep", choices=("auto", "cpu", "cuda", "dml"), default="auto", help="execution provider (default auto)")
     bench.add_argument("-i", "--iterations", type=int, default=100, help="timed iterations (default 100)")
-    bench.add_argument("--target", choices=targets.NAMES, default="portable", help="lowering target (default portable)")
     bench.add_argument("--json", action="store_true", help="print JSON instead of text lines")
 
     inspect = sub.add_parser(
@@ -135,16 +127,12 @@ def _parser() -> argparse.ArgumentParser:
         ".onnx file, and serve it in Netron on localhost, printing the address; --text prints a node table instead "
         "(node, op, inputs -> outputs with types and shapes, and what each node does for the desc).",
     )
-    inspect.add_argument("model", metavar="MODEL.json|MODEL.onnx", help="a DxDispatch JSON model or an ONNX file")
+    _common(inspect, "MODEL.json|MODEL.onnx", "a DxDispatch JSON model or an ONNX file")
     inspect.add_argument("--dispatchable", metavar="NAME", help="only this dispatchable (default: all, as one graph)")
     inspect.add_argument("--text", action="store_true", help="print a node table instead of serving Netron")
     inspect.add_argument("--port", type=int, default=8080, help="localhost port for Netron (default 8080; 0: any free)")
     inspect.add_argument("--no-browser", action="store_true", help="serve without opening a web browser")
     inspect.add_argument("--functions", action="store_true", help="each DML operator as one ONNX function node")
-    inspect.add_argument("--target", choices=targets.NAMES, default="portable", help="lowering target (default portable)")
-    inspect.add_argument(
-        "--opset", type=_opset, default=DEFAULT_OPSET, help=f"ONNX opset (default {DEFAULT_OPSET}, {MIN_OPSET}-{MAX_OPSET})"
-    )
     return p
 
 

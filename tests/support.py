@@ -68,3 +68,29 @@ def printed(stdout: str) -> dict[str, list[float]]:
             name, _, values = line[len("Resource '") :].partition("': ")
             result[name] = [float(v) for v in values.split(", ")]
     return result
+
+
+def reinterpreting_model() -> dict[str, Any]:
+    """ArgMax over a FLOAT32 buffer bound as INT32: the bits are reinterpreted, as on the GPU."""
+    return {
+        "resources": {
+            "x": {"initialValuesDataType": "FLOAT32", "initialValues": [1.0, 2.0]},
+            "y": {"initialValuesDataType": "UINT32", "initialValues": [9]},
+        },
+        "dispatchables": {
+            "a": {
+                "type": "ARGMAX",
+                "desc": {
+                    "InputTensor": {"DataType": "INT32", "Sizes": [2]},
+                    "OutputTensor": {"DataType": "UINT32", "Sizes": [1]},
+                    "AxisCount": 1,
+                    "Axes": [0],
+                    "AxisDirection": "INCREASING",
+                },
+            }
+        },
+        "commands": [
+            {"type": "dispatch", "dispatchable": "a", "bindings": {"InputTensor": "x", "OutputTensor": "y"}},
+            {"type": "print", "resource": "y"},
+        ],
+    }

@@ -16,7 +16,7 @@ import pytest
 from dml2onnx import compose, dxdispatch, lowering, runtime
 from dml2onnx.executor import Executor
 from matrix import all_cases
-from support import make_desc, run_cli, write_model
+from support import make_desc, reinterpreting_model, run_cli, write_model
 
 ROOT = Path(__file__).resolve().parent.parent
 MODELS = sorted((ROOT / "models").glob("*.json"))
@@ -138,28 +138,7 @@ def test_single_graph_equals_run(model_path: Path, functions: bool, tmp_path: Pa
 
 
 def test_single_graph_refuses_reinterpreted_buffers(tmp_path: Path) -> None:
-    model = {
-        "resources": {
-            "x": {"initialValuesDataType": "FLOAT32", "initialValues": [1.0, 2.0]},
-            "y": {"initialValuesDataType": "UINT32", "initialValues": [0]},
-        },
-        "dispatchables": {
-            "a": {
-                "type": "ARGMAX",
-                "desc": {
-                    "InputTensor": {"DataType": "INT32", "Sizes": [2]},
-                    "OutputTensor": {"DataType": "UINT32", "Sizes": [1]},
-                    "AxisCount": 1,
-                    "Axes": [0],
-                    "AxisDirection": "INCREASING",
-                },
-            }
-        },
-        "commands": [
-            {"type": "dispatch", "dispatchable": "a", "bindings": {"InputTensor": "x", "OutputTensor": "y"}},
-            {"type": "print", "resource": "y"},
-        ],
-    }
+    model = reinterpreting_model()
     status, _, err = run_cli("export", write_model(tmp_path, model), "-o", str(tmp_path / "out"), "--single-graph")
     assert status == 2 and "commands[0].bindings.InputTensor" in err and "bound as INT32" in err
     assert not (tmp_path / "out").exists()

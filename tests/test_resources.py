@@ -96,31 +96,10 @@ def test_npy_and_dat_files(tmp_path: Path) -> None:
 
 def test_buffers_are_reinterpreted_by_the_binding_desc(tmp_path: Path) -> None:
     """A FLOAT32-initialised buffer bound as INT32 is read as its bits, as on the GPU."""
-    from support import printed, run_cli, write_model
+    from support import printed, reinterpreting_model, run_cli, write_model
 
     bits = np.array([1.0, 2.0], np.float32).view(np.int32)
-    model = {
-        "resources": {
-            "x": {"initialValuesDataType": "FLOAT32", "initialValues": [1.0, 2.0]},
-            "y": {"initialValuesDataType": "UINT32", "initialValues": [9]},
-        },
-        "dispatchables": {
-            "a": {
-                "type": "ARGMAX",
-                "desc": {
-                    "InputTensor": {"DataType": "INT32", "Sizes": [2]},
-                    "OutputTensor": {"DataType": "UINT32", "Sizes": [1]},
-                    "AxisCount": 1,
-                    "Axes": [0],
-                    "AxisDirection": "INCREASING",
-                },
-            }
-        },
-        "commands": [
-            {"type": "dispatch", "dispatchable": "a", "bindings": {"InputTensor": "x", "OutputTensor": "y"}},
-            {"type": "print", "resource": "y"},
-        ],
-    }
+    model = reinterpreting_model()
     status, out, err = run_cli("run", write_model(tmp_path, model))
     assert status == 0, err
     assert printed(out)["y"] == [int(np.argmax(bits))] == [1]

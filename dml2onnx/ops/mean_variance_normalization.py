@@ -51,6 +51,8 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         v = inputs[name]
         return b.cast(v, dtypes.FLOAT32, f"{name}_to_float32", f"{name} in FLOAT32") if half else v
 
+    if b.variant == "instance_norm":  # per channel, with Scale/Bias per channel: one kernel for all
+        return _instance_norm(desc, b, inputs, f32, half)
     if b.variant == "layer_norm":  # one fused kernel; DML's Scale/Bias follow as Mul/Add
         # LayerNormalization accumulates in FLOAT32 itself (stash_type 1), so FLOAT16 may stay
         # FLOAT16, except where a fused activation follows (its constants are FLOAT32).
@@ -81,17 +83,53 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     return _scale_bias_activation(desc, b, y, f32, half)
 
 
+def _fused_activation(desc: OperatorDesc, b: GraphBuilder, y: str) -> str:
+    act = desc["FusedActivation"]
+    if act is None:
+        return y
+    prefix = b.prefix
+    b.prefix = f"{prefix}/FusedActivation_{act.schema.name.removeprefix('ACTIVATION_')}"
+    y = activations.lower(b, y, act)
+    b.prefix = prefix
+    return y
+
+
+def _instance_norm(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], f32: Callable[[str], str], half: bool) -> str:
+    """InstanceNormalization: Scale * (x - mean) / sqrt(variance + Epsilon) + Bias over H, W per
+    (N, C), Scale and Bias of shape [C] (DML's [1, C, 1, 1] or [1, 1, 1, 1], reshaped or expanded)."""
+    channels = desc.tensor("InputTensor").sizes[1]
+    x = f32("InputTensor")
+    per_channel = []
+    for name, default in (("ScaleTensor", 1.0), ("BiasTensor", 0.0)):
+        if desc.optional_tensor(name) is None:
+            per_channel.append(b.const(np.full(channels, default, np.float32), name.replace("Tensor", "").lower()))
+            continue
+        flat = b.reshape(f32(name), [-1], f"{name}_flat", f"{name} as a vector")
+        if desc.tensor(name).sizes[1] != channels:  # one value for every channel
+            flat = b.node(
+                "Expand",
+                [flat, b.i64([channels], f"{name}_channels")],
+                f"{name}_per_channel",
+                f"{name} repeated for every channel",
+            )
+        per_channel.append(flat)
+    y = b.node(
+        "InstanceNormalization",
+        [x, *per_channel],
+        "instance_norm",
+        "Scale * (x - mean) / sqrt(variance + Epsilon) + Bias over H, W",
+        epsilon=desc["Epsilon"],
+    )
+    y = _fused_activation(desc, b, y)
+    return b.cast(y, dtypes.FLOAT16, "to_float16", "result in FLOAT16") if half else y
+
+
 def _scale_bias_activation(desc: OperatorDesc, b: GraphBuilder, y: str, f32: Callable[[str], str], half: bool) -> str:
     if desc.optional_tensor("ScaleTensor") is not None:
         y = b.node("Mul", [y, f32("ScaleTensor")], "scale", "Scale * ..., broadcast")
     if desc.optional_tensor("BiasTensor") is not None:
         y = b.node("Add", [y, f32("BiasTensor")], "bias", "... + Bias, broadcast")
-    act = desc["FusedActivation"]
-    if act is not None:
-        prefix = b.prefix
-        b.prefix = f"{prefix}/FusedActivation_{act.schema.name.removeprefix('ACTIVATION_')}"
-        y = activations.lower(b, y, act)
-        b.prefix = prefix
+    y = _fused_activation(desc, b, y)
     if half:
         y = b.cast(y, dtypes.FLOAT16, "to_float16", "result in FLOAT16")
     return y
