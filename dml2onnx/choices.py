@@ -87,8 +87,14 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
         return "in_place"
     if op == "ARGMAX" and desc["AxisDirection"] == "DECREASING" and not trailing and "last_axis" in options:
         return "last_axis"  # the reversing Slice is much faster on the innermost axis
-    if op == "MEAN_VARIANCE_NORMALIZATION" and not desc["CrossChannel"] and "layer_norm" in options:
-        return "layer_norm"  # one fused kernel per channel; across channels the chain is faster
+    if op == "MEAN_VARIANCE_NORMALIZATION" and not desc["CrossChannel"]:
+        # one fused kernel per channel; with Scale/Bias per channel InstanceNormalization applies
+        # them in the same kernel; across channels the chain is faster
+        has_affine = desc.optional_tensor("ScaleTensor") is not None or desc.optional_tensor("BiasTensor") is not None
+        if has_affine and "instance_norm" in options:
+            return "instance_norm"
+        if "layer_norm" in options:
+            return "layer_norm"
     return options[0]
 
 
