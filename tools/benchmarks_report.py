@@ -45,7 +45,8 @@ GAPS = """## Where the targets are missed or PyTorch is faster, why, and what wo
   2.5x).** Per channel, InstanceNormalization applies Scale and Bias in its own kernel, but the
   activation is one more pass: ONNX Runtime fuses none. Across channels, the reduction chain reads the
   input three times (23% without Scale/Bias, 3.4x PyTorch), and Scale, Bias and the activation add
-  three more passes. A fused kernel, or DirectML's own MVN operator (the `dml` target keeps the exact chain), would close these."""
+  three more passes. A fused kernel, or DirectML's own MVN operator (the `dml` target keeps the
+  exact chain), would close these."""
 
 
 def target_for(group: str) -> float | None:
