@@ -82,7 +82,7 @@ def first_feeds(model: Model) -> dict[str, dict[str, np.ndarray]]:
     """The inputs each dispatchable gets at its first dispatch (random data for the others)."""
     feeds: dict[str, dict[str, np.ndarray]] = {}
     quiet = io.StringIO()
-    ex = Executor(model, "reference", out=quiet, log=quiet)
+    ex = Executor(model, "reference", out=quiet, log=quiet, write_files=False)
     for cmd in model.commands:
         if isinstance(cmd, Dispatch):
             feeds.setdefault(cmd.dispatchable, ex.inputs(cmd))

@@ -32,11 +32,11 @@ def _fmt(x: float) -> str:
 def dynamic(model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSET, target: str = "portable") -> bool:
     """Runs the model on the reference and on each EP; prints one row per dispatch and EP."""
     quiet = io.StringIO()
-    reference = Executor(model, "reference", opset, quiet, quiet)
+    reference = Executor(model, "reference", opset, quiet, quiet, write_files=False)
     reference.run()
     rows: list[Row] = []
     for ep in eps:
-        ex = Executor(model, ep, opset, quiet, quiet, target)
+        ex = Executor(model, ep, opset, quiet, quiet, target, write_files=False)
         ex.run()
         for i, ((name, got), (_, want)) in enumerate(zip(ex.results, reference.results, strict=True)):
             desc = model.dispatchables[name].desc

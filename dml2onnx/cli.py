@@ -11,11 +11,11 @@ from pathlib import Path
 
 import onnx
 
-from . import __version__, bench, check, compose, dml_ep, dxdispatch, inspection, lowering, runtime, targets
+from . import __version__, bench, check, compose, dml_ep, dxdispatch, inspection, limits, lowering, runtime, targets
 from .builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET
 from .errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError
 from .executor import Executor
-from .files import write_atomic
+from .files import inside_current_folder, write_atomic
 
 _FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 
@@ -30,9 +30,28 @@ def _opset(text: str) -> int:
     return value
 
 
+def _bytes(text: str) -> int:
+    units = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+    t = text.strip().lower().removesuffix("ib").removesuffix("b")
+    try:
+        value = int(t[:-1]) * units[t[-1]] if t and t[-1] in units else int(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (bytes, or with K, M, G, T)") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1 byte")
+    return value
+
+
 def _common(sub: argparse.ArgumentParser, model: str = "MODEL.json", model_help: str = "a DxDispatch JSON model") -> None:
-    """The model, --opset and --target that every command takes."""
+    """The model, --opset, --target and --max-bytes that every command takes."""
     sub.add_argument("model", metavar=model, help=model_help)
+    sub.add_argument(
+        "--max-bytes",
+        type=_bytes,
+        default=limits.DEFAULT_MAX_BYTES,
+        metavar="N",
+        help="refuse any tensor or buffer larger than N bytes (K/M/G suffixes; default 4G, DirectML's buffer limit)",
+    )
     sub.add_argument(
         "--opset",
         type=_opset,
@@ -71,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         "GPU EPs run with CPU fallback disabled.",
     )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    run.add_argument("--allow-any-path", action="store_true", help="let writeFile write outside the current folder")
 
     export = sub.add_parser(
         "export",
@@ -79,7 +99,8 @@ def _parser() -> argparse.ArgumentParser:
         "Inputs are named after the desc's input tensor fields, the output is OutputTensor.",
     )
     _common(export)
-    export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder")
+    export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder (inside the current one)")
+    export.add_argument("--allow-any-path", action="store_true", help="let -o name a folder outside the current one")
     export.add_argument(
         "--functions",
         action="store_true",
@@ -139,7 +160,7 @@ def _parser() -> argparse.ArgumentParser:
 def _run(args: argparse.Namespace) -> None:
     model = dxdispatch.load(args.model)
     log = io.StringIO() if args.quiet else sys.stderr
-    Executor(model, args.ep, args.opset, sys.stdout, log, args.target).run()
+    Executor(model, args.ep, args.opset, sys.stdout, log, args.target, allow_any_path=args.allow_any_path).run()
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -165,6 +186,8 @@ def _refuse_dml_fallback(name: str, model: onnx.ModelProto, target: str) -> None
 
 
 def _export(args: argparse.Namespace) -> None:
+    if not args.allow_any_path and not inside_current_folder(args.output):
+        raise UsageError(f"-o {args.output} is outside the current folder (pass --allow-any-path to write there)")
     model = dxdispatch.load(args.model)
     bound_for_dml = "dml" in targets.TARGETS[args.target].runs_on
     # Lower everything before writing anything: a failure leaves the folder untouched.
@@ -219,7 +242,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         commands = {"run": _run, "export": _export, "check": _check, "inspect": _inspect, "bench": _bench}
-        status = commands[args.command](args)
+        with limits.bytes_limit(args.max_bytes):
+            status = commands[args.command](args)
     except Dml2OnnxError as e:
         print(f"dml2onnx: error: {e}", file=sys.stderr)
         return e.exit_status

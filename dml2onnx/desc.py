@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import dtypes, schema
+from . import dtypes, limits, schema
 from .errors import JsonPath, ModelError
 from .jsonvalues import (
     expect_array,
@@ -21,8 +21,6 @@ from .jsonvalues import (
 from .schema import Kind
 from .tensor import MAX_DIMENSIONS, TensorDesc, dense_strides
 
-# DirectML counts elements in UINT32; this also bounds what a hostile file can make us allocate.
-MAX_ELEMENTS = 2**32 - 1
 _BUFFER_KEYS = (
     "DataType",
     "Flags",
@@ -95,8 +93,14 @@ def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
     count = 1
     for s in sizes:
         count *= s
-    if count > MAX_ELEMENTS:
+    if count > limits.MAX_ELEMENTS:  # DirectML counts elements in UINT32
         raise ModelError(sizes_path, f"{count} elements do not fit in UINT32 (DirectML's limit)")
+    if count * data_type.size > limits.max_bytes():
+        raise ModelError(
+            sizes_path,
+            f"{count * data_type.size} bytes of {data_type} exceed the tensor limit of "
+            f"{limits.describe(limits.max_bytes())} (--max-bytes)",
+        )
 
     if "DimensionCount" in obj:
         n = expect_uint32(obj["DimensionCount"], path + ("DimensionCount",))
@@ -127,6 +131,11 @@ def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
     if "TotalTensorSizeInBytes" in obj:
         total = expect_uint64(obj["TotalTensorSizeInBytes"], path + ("TotalTensorSizeInBytes",))
         if total:  # 0 means "compute it", as in DxDispatch
+            if total > limits.max_bytes():
+                raise ModelError(
+                    path + ("TotalTensorSizeInBytes",),
+                    f"{total} bytes exceed the tensor limit of {limits.describe(limits.max_bytes())} (--max-bytes)",
+                )
             if total < desc.min_size_in_bytes:
                 raise ModelError(
                     path + ("TotalTensorSizeInBytes",),

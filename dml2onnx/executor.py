@@ -12,7 +12,8 @@ import numpy as np
 from . import lowering, runtime
 from .builder import DEFAULT_OPSET
 from .dxdispatch import Binding, Dispatch, Model, Print, WriteFile
-from .files import npy_bytes, write_atomic
+from .errors import ModelError
+from .files import inside_current_folder, npy_bytes, write_atomic
 from .printing import format_print
 from .tensor import TensorDesc
 
@@ -42,8 +43,18 @@ class Executor:
         out: TextIO = sys.stdout,
         log: TextIO = sys.stderr,
         target: str = "portable",
+        write_files: bool = True,
+        allow_any_path: bool = False,
     ) -> None:
         self.model, self.out, self.log = model, out, log
+        self.write_files = write_files
+        if write_files and not allow_any_path:  # refused before anything runs or is written
+            for cmd in model.commands:
+                if isinstance(cmd, WriteFile) and not inside_current_folder(cmd.target):
+                    raise ModelError(
+                        cmd.path + ("targetPath",),
+                        f"'{cmd.target}' is outside the current folder (pass --allow-any-path to write there)",
+                    )
         self.ep = ep if ep == "reference" else runtime.resolve(ep)
         self.opset, self.target = opset, target
         self.buffers = {name: r.new_buffer() for name, r in model.resources.items()}
@@ -127,6 +138,8 @@ class Executor:
 
     def write_file(self, cmd: WriteFile) -> None:
         self.snapshot(cmd.resource)
+        if not self.write_files:
+            return
         res = self.model.resources[cmd.resource]
         target = Path(cmd.target)
         if target.suffix.lower() == ".npy":

@@ -26,3 +26,9 @@ def npy_bytes(array_bytes: bytes, descr: str, shape: tuple[int, ...]) -> bytes:
     pad = 64 - (10 + len(header) + 1) % 64
     header += " " * (pad % 64) + "\n"
     return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode("latin1") + array_bytes
+
+
+def inside_current_folder(target: str | Path) -> bool:
+    """True when `target` (relative to the current folder) stays inside it, links resolved."""
+    here = Path.cwd().resolve()
+    return (here / Path(target)).resolve().is_relative_to(here)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes, halfconv
+from . import dtypes, halfconv, limits
 from .errors import JsonPath, ModelError
 from .jsonvalues import (
     expect_enum,
@@ -25,7 +25,6 @@ from .jsonvalues import (
     reject_unknown_keys,
 )
 
-MAX_BUFFER_BYTES = 4 * 2**30  # DirectML's largest buffer: 4 GiB
 _KEYS = ("initialValuesDataType", "initialValues", "sizeInBytes", "initialValuesOffsetInBytes")
 _DATA_TYPES = {t.name: t.numpy for t in dtypes.ALL} | {"UNKNOWN": None}
 
@@ -47,6 +46,10 @@ class Resource:
         buf = bytearray(self.size)
         buf[: len(self.initial)] = self.initial
         return buf
+
+
+def _limit() -> str:
+    return f"buffer limit of {limits.describe(limits.max_bytes())} (--max-bytes)"
 
 
 def parse_resource(name: str, value: Any, path: JsonPath, model_dir: Path) -> Resource:
@@ -73,8 +76,8 @@ def parse_resource(name: str, value: Any, path: JsonPath, model_dir: Path) -> Re
             )
     else:
         size = (len(data) + 3) & ~3
-    if size > MAX_BUFFER_BYTES:
-        raise ModelError(path + ("sizeInBytes",), f"{size} bytes exceed the 4 GiB buffer limit")
+    if size > limits.max_bytes():
+        raise ModelError(path + ("sizeInBytes",), f"{size} bytes exceed the {_limit()}")
     return Resource(name, dtype, data, size)
 
 
@@ -123,8 +126,8 @@ def _count(obj: dict[str, Any], p: JsonPath, dtype: dtypes.DataType) -> int:
     if "valueCount" not in obj:
         raise ModelError(p + ("valueCount",), "required field is missing")
     count = expect_uint32(obj["valueCount"], p + ("valueCount",))
-    if count * dtype.size > MAX_BUFFER_BYTES:
-        raise ModelError(p + ("valueCount",), f"{count} values exceed the 4 GiB buffer limit")
+    if count * dtype.size > limits.max_bytes():
+        raise ModelError(p + ("valueCount",), f"{count} values of {dtype} exceed the {_limit()}")
     return count
 
 
@@ -216,8 +219,8 @@ def _file_bytes(source: str, dtype: dtypes.DataType | None, p: JsonPath, model_d
         raise ModelError(sp, "image initializers are not supported by dml2onnx")
     try:
         size = path.stat().st_size
-        if size > MAX_BUFFER_BYTES + 4096:
-            raise ModelError(sp, f"'{source}' is larger than the 4 GiB buffer limit")
+        if size > limits.max_bytes() + 4096:
+            raise ModelError(sp, f"'{source}' ({size} bytes) is larger than the {_limit()}")
         raw = path.read_bytes()
     except OSError as e:
         raise ModelError(sp, f"cannot read '{source}': {e.strerror or e}") from None
@@ -272,8 +275,8 @@ def read_npy(raw: bytes, p: JsonPath, source: str) -> tuple[dtypes.DataType, byt
     if not isinstance(shape, tuple) or not all(isinstance(d, int) and d >= 0 for d in shape):
         raise bad("malformed shape")
     expected = math.prod(shape) * dtype.size
-    if expected > MAX_BUFFER_BYTES:
-        raise bad("the array is larger than the 4 GiB buffer limit")
+    if expected > limits.max_bytes():
+        raise bad(f"the array is larger than the {_limit()}")
     if len(data) < expected:
         data += bytes(expected - len(data))  # DxDispatch zero-pads a short file
     return dtype, data

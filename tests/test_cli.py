@@ -55,7 +55,7 @@ def test_help_for_every_command() -> None:
 def test_usage_error_is_exit_2() -> None:
     status, _, err = run_cli("run")
     assert status == 2 and "MODEL.json" in err
-    status, _, err = run_cli("export", "x.json", "-o", "d", "--opset", "9")
+    status, _, err = run_cli("export", "--allow-any-path", "x.json", "-o", "d", "--opset", "9")
     assert status == 2 and "--opset" in err
 
 
@@ -101,7 +101,7 @@ def test_print_float_formatting(tmp_path: Path) -> None:
 
 
 def test_export_writes_checked_models(tmp_path: Path) -> None:
-    status, _, err = run_cli("export", str(MODELS / "argmax.json"), "-o", str(tmp_path))
+    status, _, err = run_cli("export", "--allow-any-path", str(MODELS / "argmax.json"), "-o", str(tmp_path))
     assert status == 0, err
     files = sorted(p.name for p in tmp_path.iterdir())
     assert files == ["argmax_all.onnx", "argmax_columns.onnx", "argmax_rows.onnx"]
@@ -126,7 +126,7 @@ def test_every_model_runs_at_every_supported_opset(opset: int) -> None:
 
 
 def test_export_all_inputs_named_after_desc_fields(tmp_path: Path) -> None:
-    status, _, err = run_cli("export", str(MODELS / "mean_variance_normalization.json"), "-o", str(tmp_path))
+    status, _, err = run_cli("export", "--allow-any-path", str(MODELS / "mean_variance_normalization.json"), "-o", str(tmp_path))
     assert status == 0, err
     m = onnx.load(tmp_path / "mvn_cross_channel_scaled_relu.onnx")
     assert [i.name for i in m.graph.input] == ["InputTensor", "ScaleTensor", "BiasTensor"]
@@ -137,8 +137,8 @@ def test_committed_onnx_files_match_a_fresh_export(tmp_path: Path) -> None:
     committed = MODELS / "onnx"
     for model in sorted(MODELS.glob("*.json")):
         out = tmp_path / model.stem
-        assert run_cli("export", str(model), "-o", str(out))[0] == 0
-        assert run_cli("export", str(model), "-o", str(tmp_path), "--single-graph", "--functions")[0] == 0
+        assert run_cli("export", "--allow-any-path", str(model), "-o", str(out))[0] == 0
+        assert run_cli("export", "--allow-any-path", str(model), "-o", str(tmp_path), "--single-graph", "--functions")[0] == 0
         fresh_files = [*out.iterdir(), tmp_path / f"{model.stem}.onnx"]
         for fresh in fresh_files:
             kept = committed / fresh.relative_to(tmp_path)
@@ -232,13 +232,19 @@ def test_static_dml_check_of_every_model_and_target() -> None:
 def test_export_for_dml_refuses_a_graph_that_would_fall_back(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from dml2onnx import dml_ep
 
-    status, _, err = run_cli("export", str(MODELS / "hardmax1.json"), "-o", str(tmp_path / "ok"), "--target", "dml")
+    status, _, err = run_cli(
+        "export", "--allow-any-path", str(MODELS / "hardmax1.json"), "-o", str(tmp_path / "ok"), "--target", "dml"
+    )
     assert status == 0, err
     assert {n.op_type for n in onnx.load(tmp_path / "ok" / "hardmax_axes_1.onnx").graph.node} == {"Hardmax"}
     monkeypatch.setattr(dml_ep, "check", lambda model: ["x (Foo): not registered"])
-    status, _, err = run_cli("export", str(MODELS / "hardmax1.json"), "-o", str(tmp_path / "no"), "--target", "dml")
+    status, _, err = run_cli(
+        "export", "--allow-any-path", str(MODELS / "hardmax1.json"), "-o", str(tmp_path / "no"), "--target", "dml"
+    )
     assert status == 1 and "would not run on the DirectML EP" in err and not (tmp_path / "no").exists()
-    status, _, _ = run_cli("export", str(MODELS / "hardmax1.json"), "-o", str(tmp_path / "cpu"), "--target", "cpu")
+    status, _, _ = run_cli(
+        "export", "--allow-any-path", str(MODELS / "hardmax1.json"), "-o", str(tmp_path / "cpu"), "--target", "cpu"
+    )
     assert status == 0  # the cpu target is not bound for DirectML
 
 
