@@ -9,7 +9,7 @@ from typing import TextIO
 import onnx
 from onnx import TensorProto
 
-from . import compose, dxdispatch, lowering
+from . import compose, dxdispatch, limits, lowering
 from .errors import ModelError, RuntimeFailure, UsageError
 
 
@@ -21,6 +21,8 @@ def load(path: str, dispatchable: str | None, opset: int, target: str, functions
         if dispatchable:
             raise UsageError("--dispatchable applies to DxDispatch models, not .onnx files")
         try:
+            if p.stat().st_size > limits.max_bytes():
+                raise ModelError((), f"'{path}' is larger than the limit of {limits.describe(limits.max_bytes())} (--max-bytes)")
             model = onnx.load(p)
             model = onnx.shape_inference.infer_shapes(model)
         except (OSError, onnx.onnx_cpp2py_export.shape_inference.InferenceError) as e:
