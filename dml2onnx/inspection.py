@@ -21,8 +21,12 @@ def load(path: str, dispatchable: str | None, opset: int, target: str, functions
         if dispatchable:
             raise UsageError("--dispatchable applies to DxDispatch models, not .onnx files")
         try:
-            if p.stat().st_size > limits.max_bytes():
-                raise ModelError((), f"'{path}' is larger than the limit of {limits.describe(limits.max_bytes())} (--max-bytes)")
+            size = p.stat().st_size
+        except OSError as e:
+            raise ModelError((), f"cannot read '{path}': {e.strerror or e}") from None
+        if size > limits.max_bytes():
+            raise ModelError((), f"'{path}' is larger than the limit of {limits.describe(limits.max_bytes())} (--max-bytes)")
+        try:
             model = onnx.load(p)
             model = onnx.shape_inference.infer_shapes(model)
         except (OSError, onnx.onnx_cpp2py_export.shape_inference.InferenceError) as e:

@@ -262,3 +262,10 @@ def test_corrupt_and_truncated_npy(tmp_path: Path) -> None:
         model = argmax_model([4], [1], {"initialValues": {"sourcePath": name}})
         status, _, err = run_cli("run", write_model(tmp_path, model))
         assert status == 2 and "not a valid .npy file" in err, (name, err)
+
+
+def test_inspect_refuses_onnx_files_over_the_limit() -> None:
+    status, _, err = run_cli("inspect", str(MODELS / "onnx" / "argmax.onnx"), "--text", "--max-bytes", "100")
+    assert status == 2 and "larger than the limit of 100 bytes" in err
+    status, _, err = run_cli("inspect", "no-such-file.onnx", "--text")
+    assert status == 2 and "cannot read 'no-such-file.onnx'" in err
