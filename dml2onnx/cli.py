@@ -221,9 +221,7 @@ def _inspect(args: argparse.Namespace) -> None:
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be in [0, 65535], got {args.port}")
     inspection.serve(model, name, args.port, not args.no_browser)
-    import netron
-
-    netron.wait()
+    inspection.wait()
 
 
 def _bench(args: argparse.Namespace) -> None:

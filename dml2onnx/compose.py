@@ -83,9 +83,7 @@ class _SingleGraph:
         return res.data_type
 
     def length(self, name: str) -> int:
-        res = self.model.resources[name]
-        assert res.data_type is not None
-        return res.size // res.data_type.size
+        return self.model.resources[name].length
 
     def initial(self, name: str, path: tuple[str | int, ...]) -> str:
         """The graph input holding the resource's contents before any command."""
@@ -133,15 +131,14 @@ class _SingleGraph:
             self._add_function(lowered.functions[0], lowered.graph.node[0], prefix)
         renames: dict[str, str] = {}
         for field in lowering.input_names(d.desc):
-            b = cmd.bindings.get(field)
+            source, initial = cmd.binding(field, d)
             tensor = d.desc.tensor(field)
-            source = b or d.init_bindings[field]
             self._check_type(source, tensor.data_type, path + (field,))
-            flat = self.read(source.resource, path + (field,)) if b else self.initial(source.resource, path + (field,))
+            flat = (self.initial if initial else self.read)(source.resource, path + (field,))
             renames[field] = self.view(
                 prefix, field, flat, source, tensor.sizes, self.length(source.resource), tensor.data_type.size
             )
-        out_binding = cmd.bindings.get("OutputTensor") or d.init_bindings["OutputTensor"]
+        out_binding, _ = cmd.binding("OutputTensor", d)
         out = d.desc.tensor("OutputTensor")
         self._check_type(out_binding, out.data_type, path + ("OutputTensor",))
         renames["OutputTensor"] = f"{prefix}/OutputTensor"

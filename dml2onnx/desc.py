@@ -98,8 +98,7 @@ def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
     if count * data_type.size > limits.max_bytes():
         raise ModelError(
             sizes_path,
-            f"{count * data_type.size} bytes of {data_type} exceed the tensor limit of "
-            f"{limits.describe(limits.max_bytes())} (--max-bytes)",
+            f"{count * data_type.size} bytes of {data_type} exceed the {limits.text('tensor')}",
         )
 
     if "DimensionCount" in obj:
@@ -134,7 +133,7 @@ def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
             if total > limits.max_bytes():
                 raise ModelError(
                     path + ("TotalTensorSizeInBytes",),
-                    f"{total} bytes exceed the tensor limit of {limits.describe(limits.max_bytes())} (--max-bytes)",
+                    f"{total} bytes exceed the {limits.text('tensor')}",
                 )
             if total < desc.min_size_in_bytes:
                 raise ModelError(

@@ -60,6 +60,12 @@ class Dispatch:
     bindings: dict[str, Binding]
     path: JsonPath
 
+    def binding(self, point: str, d: Dispatchable) -> tuple[Binding, bool]:
+        """The binding of `point` and whether it is the dispatchable's initialization binding
+        (which reads the resource's initial contents, not its current ones)."""
+        own = self.bindings.get(point)
+        return (own, False) if own is not None else (d.init_bindings[point], True)
+
 
 @dataclass
 class Print:

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import lowering, runtime
 from .builder import DEFAULT_OPSET
-from .dxdispatch import Binding, Dispatch, Model, Print, WriteFile
+from .dxdispatch import Dispatch, Model, Print, WriteFile
 from .errors import ModelError
 from .files import inside_current_folder, npy_bytes, write_atomic
 from .printing import format_print
@@ -100,10 +100,10 @@ class Executor:
         d = self.model.dispatchables[cmd.dispatchable]
         feeds = {}
         for point in lowering.input_names(d.desc):
-            b = cmd.bindings.get(point)
+            b, initial = cmd.binding(point, d)
             feeds[point] = (
                 self.init_values[(d.name, point)]
-                if b is None
+                if initial
                 else read_tensor(self.buffers[b.resource], b.offset, d.desc.tensor(point))
             )
         return feeds
@@ -115,7 +115,7 @@ class Executor:
         result = session.run(feeds)
         ms = (time.perf_counter() - start) * 1e3
         d = self.model.dispatchables[cmd.dispatchable]
-        out: Binding = cmd.bindings.get("OutputTensor") or d.init_bindings["OutputTensor"]
+        out, _ = cmd.binding("OutputTensor", d)
         write_tensor(self.buffers[out.resource], out.offset, result)
         self.results.append((cmd.dispatchable, result))
         self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iterations, {ms:.4f} ms ({self.ep_name})\n")
@@ -129,7 +129,7 @@ class Executor:
     def snapshot(self, name: str) -> None:
         res = self.model.resources[name]
         if res.data_type is not None:
-            self.emitted.append((name, self.resource_values(name, res.size // res.data_type.size).copy()))
+            self.emitted.append((name, self.resource_values(name, res.length).copy()))
 
     def print(self, cmd: Print) -> None:
         self.snapshot(cmd.resource)
@@ -144,7 +144,7 @@ class Executor:
         target = Path(cmd.target)
         if target.suffix.lower() == ".npy":
             assert res.data_type is not None
-            shape = cmd.dimensions if cmd.dimensions is not None else (res.size // res.data_type.size,)
+            shape = cmd.dimensions if cmd.dimensions is not None else (res.length,)
             values = self.resource_values(cmd.resource, int(np.prod(shape, dtype=np.int64)))
             descr = values.dtype.newbyteorder("<").str
             data = npy_bytes(values.astype(descr).tobytes(), descr, tuple(shape))

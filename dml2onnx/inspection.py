@@ -107,3 +107,10 @@ def serve(model: onnx.ModelProto, name: str, port: int, browse: bool, out: TextI
     out.write(f"Serving {name}.onnx in Netron at http://{address[0]}:{address[1]} (Ctrl+C stops)\n")
     out.flush()
     return address
+
+
+def wait() -> None:
+    """Until Ctrl+C, then stops every Netron server of this process."""
+    import netron
+
+    netron.wait()

@@ -24,6 +24,11 @@ def describe(n: int) -> str:
     return f"{n} bytes"
 
 
+def text(kind: str) -> str:
+    """How error messages name the limit: `tensor limit of 4 GiB (--max-bytes)`."""
+    return f"{kind} limit of {describe(max_bytes())} (--max-bytes)"
+
+
 @contextlib.contextmanager
 def bytes_limit(limit: int) -> Iterator[None]:
     """Applies `limit` (bytes) while the block runs."""

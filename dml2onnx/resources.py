@@ -42,6 +42,12 @@ class Resource:
         assert self.data_type is not None
         return len(self.initial) // self.data_type.size
 
+    @property
+    def length(self) -> int:
+        """Elements of its data type that the whole buffer (sizeInBytes) holds."""
+        assert self.data_type is not None
+        return self.size // self.data_type.size
+
     def new_buffer(self) -> bytearray:
         buf = bytearray(self.size)
         buf[: len(self.initial)] = self.initial
@@ -49,7 +55,7 @@ class Resource:
 
 
 def _limit() -> str:
-    return f"buffer limit of {limits.describe(limits.max_bytes())} (--max-bytes)"
+    return limits.text("buffer")
 
 
 def parse_resource(name: str, value: Any, path: JsonPath, model_dir: Path) -> Resource:

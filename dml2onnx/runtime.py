@@ -82,11 +82,17 @@ class Session:
         return [n for ep, nodes in self.assignment().items() if ep != PROVIDERS[self.ep] for n in nodes]
 
 
-def create(model: onnx.ModelProto, name: str, ep: str) -> Session:
-    rt = ort()
+def _options(rt: ModuleType) -> Any:
+    """Session options every session here shares: quiet, recording which EP runs each node."""
     options = rt.SessionOptions()
     options.log_severity_level = 3
     options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+    return options
+
+
+def create(model: onnx.ModelProto, name: str, ep: str) -> Session:
+    rt = ort()
+    options = _options(rt)
     if ep != "cpu":
         # A node the GPU EP cannot take must fail here, not run on the CPU unnoticed.
         options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
@@ -108,11 +114,8 @@ def _left_to_cpu(model: onnx.ModelProto, ep: str) -> str:
     if ep == "cpu":
         return ""
     rt = ort()
-    options = rt.SessionOptions()
-    options.log_severity_level = 3
-    options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
     try:
-        probe = rt.InferenceSession(model.SerializeToString(), options, providers=[PROVIDERS[ep], PROVIDERS["cpu"]])
+        probe = rt.InferenceSession(model.SerializeToString(), _options(rt), providers=[PROVIDERS[ep], PROVIDERS["cpu"]])
     except Exception:
         return ""
     nodes = Session("probe", ep, probe).nodes_off_ep()

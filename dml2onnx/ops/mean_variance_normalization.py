@@ -52,7 +52,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         return b.cast(v, dtypes.FLOAT32, f"{name}_to_float32", f"{name} in FLOAT32") if half else v
 
     if b.variant == "instance_norm":  # per channel, with Scale/Bias per channel: one kernel for all
-        return _instance_norm(desc, b, inputs, f32, half)
+        return _instance_norm(desc, b, f32, half)
     if b.variant == "layer_norm":  # one fused kernel; DML's Scale/Bias follow as Mul/Add
         # LayerNormalization accumulates in FLOAT32 itself (stash_type 1), so FLOAT16 may stay
         # FLOAT16, except where a fused activation follows (its constants are FLOAT32).
@@ -94,7 +94,7 @@ def _fused_activation(desc: OperatorDesc, b: GraphBuilder, y: str) -> str:
     return y
 
 
-def _instance_norm(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], f32: Callable[[str], str], half: bool) -> str:
+def _instance_norm(desc: OperatorDesc, b: GraphBuilder, f32: Callable[[str], str], half: bool) -> str:
     """InstanceNormalization: Scale * (x - mean) / sqrt(variance + Epsilon) + Bias over H, W per
     (N, C), Scale and Bias of shape [C] (DML's [1, C, 1, 1] or [1, 1, 1, 1], reshaped or expanded)."""
     channels = desc.tensor("InputTensor").sizes[1]
