@@ -11,7 +11,20 @@ from pathlib import Path
 
 import onnx
 
-from . import __version__, bench, check, compose, dml_ep, dxdispatch, inspection, limits, lowering, runtime, targets
+from . import (
+    __version__,
+    bench,
+    check,
+    compose,
+    dml_ep,
+    dxdispatch,
+    featurelevels,
+    inspection,
+    limits,
+    lowering,
+    runtime,
+    targets,
+)
 from .builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET
 from .errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError
 from .executor import Executor
@@ -43,7 +56,7 @@ def _bytes(text: str) -> int:
 
 
 def _common(sub: argparse.ArgumentParser, model: str = "MODEL.json", model_help: str = "a DxDispatch JSON model") -> None:
-    """The model, --opset, --target and --max-bytes that every command takes."""
+    """The model, --max-bytes, --opset, --feature-level and --target that every command takes."""
     sub.add_argument("model", metavar=model, help=model_help)
     sub.add_argument(
         "--max-bytes",
@@ -57,6 +70,14 @@ def _common(sub: argparse.ArgumentParser, model: str = "MODEL.json", model_help:
         type=_opset,
         default=DEFAULT_OPSET,
         help=f"ONNX opset of the lowered graphs (default {DEFAULT_OPSET}, {MIN_OPSET}-{MAX_OPSET})",
+    )
+    sub.add_argument(
+        "--feature-level",
+        type=featurelevels.parse,
+        default=featurelevels.NEWEST,
+        metavar="LEVEL",
+        help=f"the DML_FEATURE_LEVEL the descs must be valid for: which operators, data types, dimension counts and "
+        f"options they may use ({', '.join(featurelevels.LEVELS)}; default {featurelevels.NEWEST}, the newest)",
     )
     sub.add_argument(
         "--target",
@@ -112,6 +133,13 @@ def _parser() -> argparse.ArgumentParser:
         help="the whole command list as one graph, DIR/<model>.onnx: resources read before being written are inputs, "
         "resources printed or written to file are outputs",
     )
+    export.add_argument(
+        "--buffer-inputs",
+        action="store_true",
+        help="each input as its flat buffer (TotalTensorSizeInBytes worth of elements), the desc's Strides applied "
+        "inside the graph; default: dense inputs of the tensors' logical Sizes (--single-graph always takes the "
+        "resources' flat buffers)",
+    )
     check = sub.add_parser(
         "check",
         help="compare every dispatch on each EP with the numpy reference, or check statically for DirectML",
@@ -158,13 +186,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> None:
-    model = dxdispatch.load(args.model)
+    model = dxdispatch.load(args.model, args.feature_level)
     log = io.StringIO() if args.quiet else sys.stderr
     Executor(model, args.ep, args.opset, sys.stdout, log, args.target, allow_any_path=args.allow_any_path).run()
 
 
 def _check(args: argparse.Namespace) -> int:
-    model = dxdispatch.load(args.model)
+    model = dxdispatch.load(args.model, args.feature_level)
     if args.static:
         if args.ep and args.ep != ["dml"]:
             raise UsageError("--static checks the DirectML EP only: use --ep dml or no --ep")
@@ -188,9 +216,11 @@ def _refuse_dml_fallback(name: str, model: onnx.ModelProto, target: str) -> None
 def _export(args: argparse.Namespace) -> None:
     if not args.allow_any_path and not inside_current_folder(args.output):
         raise UsageError(f"-o {args.output} is outside the current folder (pass --allow-any-path to write there)")
-    model = dxdispatch.load(args.model)
+    model = dxdispatch.load(args.model, args.feature_level)
     bound_for_dml = "dml" in targets.TARGETS[args.target].runs_on
     # Lower everything before writing anything: a failure leaves the folder untouched.
+    if args.single_graph and args.buffer_inputs:
+        raise UsageError("--buffer-inputs is for one file per dispatchable: --single-graph inputs are already flat resources")
     if args.single_graph:
         name = Path(args.model).stem
         if not _FILE_NAME.match(name):
@@ -200,7 +230,10 @@ def _export(args: argparse.Namespace) -> None:
         for name, d in model.dispatchables.items():
             if not _FILE_NAME.match(name):
                 raise ModelError(d.path, "a dispatchable exported as a file needs a name of letters, digits, '_', '.' and '-'")
-        lowered = {name: lowering.lower(d.desc, name, args.opset, args.target) for name, d in model.dispatchables.items()}
+        lowered = {
+            name: lowering.lower(d.desc, name, args.opset, args.target, buffer_inputs=args.buffer_inputs)
+            for name, d in model.dispatchables.items()
+        }
         if args.functions:
             lowered = {name: compose.as_function(m) for name, m in lowered.items()}
     if bound_for_dml:
@@ -214,7 +247,7 @@ def _export(args: argparse.Namespace) -> None:
 
 
 def _inspect(args: argparse.Namespace) -> None:
-    model, name = inspection.load(args.model, args.dispatchable, args.opset, args.target, args.functions)
+    model, name = inspection.load(args.model, args.dispatchable, args.opset, args.target, args.functions, args.feature_level)
     if args.text:
         inspection.text(model, name, sys.stdout)
         return
@@ -227,7 +260,7 @@ def _inspect(args: argparse.Namespace) -> None:
 def _bench(args: argparse.Namespace) -> None:
     if args.iterations < 1:
         raise UsageError(f"--iterations must be at least 1, got {args.iterations}")
-    model = dxdispatch.load(args.model)
+    model = dxdispatch.load(args.model, args.feature_level)
     bench.bench(model, args.ep, args.iterations, sys.stdout, sys.stderr, args.json, args.opset, args.target)
 
 

@@ -9,10 +9,11 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from . import __version__, dtypes, lowering
-from .builder import DEFAULT_OPSET
+from . import __version__, dtypes, lowering, strided
+from .builder import DEFAULT_OPSET, GraphBuilder
 from .dxdispatch import Binding, Dispatch, Model
 from .errors import ModelError
+from .tensor import TensorDesc
 
 FUNCTION_DOMAIN = "dml"
 
@@ -103,8 +104,17 @@ class _SingleGraph:
         self.nodes.append(helper.make_node(op, inputs, [output], name=name or output, doc_string=doc, **attrs))
         return output
 
-    def view(self, prefix: str, field: str, flat: str, binding: Binding, sizes: tuple[int, ...], total: int, elem: int) -> str:
-        start, count = binding.offset // elem, int(np.prod(sizes))
+    def view(self, prefix: str, field: str, flat: str, binding: Binding, tensor: TensorDesc, total: int) -> str:
+        start, count = binding.offset // tensor.data_type.size, tensor.element_count
+        if not tensor.packed:  # the tensor's buffer, then its strides
+            b = GraphBuilder(prefix, self.opset)
+            where = f"'{binding.resource}' from element {start}"
+            region = strided.elements(b, flat, start, start + tensor.span, f"{field}_buffer", where)
+            value = strided.read(b, region, tensor, tensor.span, field)
+            self.nodes.extend(b.nodes)
+            self.initializers.extend(b.initializers)
+            return value
+        sizes = tensor.sizes
         if (start, count) != (0, total):
             flat = self.node(
                 "Slice",
@@ -135,9 +145,7 @@ class _SingleGraph:
             tensor = d.desc.tensor(field)
             self._check_type(source, tensor.data_type, path + (field,))
             flat = (self.initial if initial else self.read)(source.resource, path + (field,))
-            renames[field] = self.view(
-                prefix, field, flat, source, tensor.sizes, self.length(source.resource), tensor.data_type.size
-            )
+            renames[field] = self.view(prefix, field, flat, source, tensor, self.length(source.resource))
         out_binding, _ = cmd.binding("OutputTensor", d)
         out = d.desc.tensor("OutputTensor")
         self._check_type(out_binding, out.data_type, path + ("OutputTensor",))
@@ -147,7 +155,7 @@ class _SingleGraph:
             n.output[:] = [renames.get(v, v) for v in n.output]
             self.nodes.append(n)
         self.initializers.extend(lowered.graph.initializer)
-        self._write(prefix, out_binding, renames["OutputTensor"], out.element_count, path)
+        self._write(prefix, out_binding, renames["OutputTensor"], out, path)
 
     def _add_function(self, f: onnx.FunctionProto, call: onnx.NodeProto, prefix: str) -> None:
         """Several dispatches of one operator type are overloads of `dml.<OPERATOR>` (IR 10)."""
@@ -163,14 +171,27 @@ class _SingleGraph:
                 f"--single-graph needs each resource used with its own data type: '{b.resource}' is {res_type}, bound as {t}",
             )
 
-    def _write(self, prefix: str, b: Binding, value: str, count: int, path: tuple[str | int, ...]) -> None:
+    def _write(self, prefix: str, b: Binding, value: str, tensor: TensorDesc, path: tuple[str | int, ...]) -> None:
         total = self.length(b.resource)
+        count = tensor.element_count
         flat = self.node(
             "Reshape",
             [value, self.const(f"{prefix}/OutputTensor_flat_shape", [-1])],
             f"{prefix}/OutputTensor_flat",
             "the output as a flat buffer",
         )
+        if not tensor.packed:  # each element to its buffer offset; the bytes between keep theirs
+            start = b.offset // tensor.data_type.size
+            offsets = (tensor.offsets().reshape(-1) + start).tolist()
+            before = self.read(b.resource, path + ("OutputTensor",))
+            self.current[b.resource] = self.node(
+                "ScatterElements",
+                [before, self.const(f"{prefix}/OutputTensor_offsets", offsets), flat],
+                f"{prefix}/written",
+                f"'{b.resource}' after the dispatch, written through Strides {list(tensor.layout)}",
+                axis=0,
+            )
+            return
         start = b.offset // self.model.resources[b.resource].data_type.size  # type: ignore[union-attr]
         if (start, count) != (0, total):
             before = self.read(b.resource, path + ("OutputTensor",))

@@ -18,8 +18,8 @@ from .jsonvalues import (
     expect_uint64,
     reject_unknown_keys,
 )
-from .schema import Kind
-from .tensor import MAX_DIMENSIONS, TensorDesc, dense_strides
+from .schema import NEWEST_LEVEL, Kind, level_key
+from .tensor import MAX_DIMENSIONS, TensorDesc
 
 _BUFFER_KEYS = (
     "DataType",
@@ -40,6 +40,7 @@ class OperatorDesc:
     values: dict[str, Any]
     path: JsonPath = ()
     source: dict[str, Any] = field(default_factory=dict)  # the JSON it came from
+    level: str = NEWEST_LEVEL  # the DML_FEATURE_LEVEL it is validated for (featurelevels.py)
 
     def __getitem__(self, name: str) -> Any:
         return self.values[name]
@@ -113,8 +114,6 @@ def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
             strides = tuple(expect_uint32(s, path + ("Strides", i)) for i, s in enumerate(raw))
             if len(strides) != len(sizes):
                 raise ModelError(path + ("Strides",), f"Strides has {len(strides)} elements, Sizes {len(sizes)}")
-            if strides != dense_strides(sizes):
-                raise ModelError(path + ("Strides",), f"only packed strides {list(dense_strides(sizes))} are supported so far")
 
     flags = 0
     if "Flags" in obj:
@@ -127,24 +126,32 @@ def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
             ]
 
     desc = TensorDesc(data_type, sizes, strides, flags)
+    if desc.min_size_in_bytes > limits.max_bytes():  # strides can spread few elements far apart
+        raise ModelError(
+            path + ("Strides",), f"the strides span {desc.min_size_in_bytes} bytes, over the {limits.text('tensor')}"
+        )
+    total = None
     if "TotalTensorSizeInBytes" in obj:
-        total = expect_uint64(obj["TotalTensorSizeInBytes"], path + ("TotalTensorSizeInBytes",))
-        if total:  # 0 means "compute it", as in DxDispatch
+        total = expect_uint64(obj["TotalTensorSizeInBytes"], path + ("TotalTensorSizeInBytes",)) or None
+        if total is not None:  # 0 means "compute it", as in DxDispatch
             if total > limits.max_bytes():
-                raise ModelError(
-                    path + ("TotalTensorSizeInBytes",),
-                    f"{total} bytes exceed the {limits.text('tensor')}",
-                )
+                raise ModelError(path + ("TotalTensorSizeInBytes",), f"{total} bytes exceed the {limits.text('tensor')}")
             if total < desc.min_size_in_bytes:
                 raise ModelError(
                     path + ("TotalTensorSizeInBytes",),
-                    f"{total} bytes cannot hold the tensor, which needs {desc.min_size_in_bytes}",
+                    f"{total} bytes cannot hold the tensor, which needs {desc.min_size_in_bytes} (DMLCalcBufferTensorSize)",
                 )
-            desc = TensorDesc(data_type, sizes, strides, flags, total)
+            if total % 4:
+                raise ModelError(path + ("TotalTensorSizeInBytes",), f"must be a multiple of 4, not {total}")
+    align = 0
     if "GuaranteedBaseOffsetAlignment" in obj:
-        align = expect_uint32(obj["GuaranteedBaseOffsetAlignment"], path + ("GuaranteedBaseOffsetAlignment",))
-        desc = TensorDesc(data_type, sizes, strides, flags, desc.total_size_in_bytes, align)
-    return desc
+        align_path = path + ("GuaranteedBaseOffsetAlignment",)
+        align = expect_uint32(obj["GuaranteedBaseOffsetAlignment"], align_path)
+        if align and (align & (align - 1) or align < data_type.size):
+            raise ModelError(
+                align_path, f"must be 0 or a power of two of at least the element size ({data_type.size}), not {align}"
+            )
+    return TensorDesc(data_type, sizes, strides, flags, total, align)
 
 
 def split_type_and_desc(
@@ -164,11 +171,15 @@ def split_type_and_desc(
 
 
 def parse_operator_desc(
-    type_name: str, obj: dict[str, Any], path: JsonPath, type_path: JsonPath, fused: bool = False
+    type_name: str, obj: dict[str, Any], path: JsonPath, type_path: JsonPath, fused: bool = False, level: str = NEWEST_LEVEL
 ) -> OperatorDesc:
     op = schema.lookup(type_name)
     if op is None:
         raise ModelError(type_path, f"unknown or unsupported operator type '{type_name}'")
+    if level_key(level) < level_key(op.feature_level):
+        raise ModelError(
+            type_path, f"{op.full_name} needs feature level {op.feature_level} or newer (this is {level}: --feature-level)"
+        )
     if fused and not op.fusable:
         fusable = ", ".join(s.name for s in schema.OPERATORS.values() if s.fusable)
         raise ModelError(type_path, f"{op.full_name} cannot be a fused activation (fusable: {fusable})")
@@ -186,8 +197,8 @@ def parse_operator_desc(
                 values[f.name] = None
                 continue
             raise ModelError(p, "required field is missing")
-        values[f.name] = _parse_field(f, obj[f.name], p)
-    desc = OperatorDesc(op, values, path, obj)
+        values[f.name] = _parse_field(f, obj[f.name], p, level)
+    desc = OperatorDesc(op, values, path, obj, level)
     for f in op.fields:
         if f.kind is Kind.COUNT:
             array = values[f.array]
@@ -196,9 +207,13 @@ def parse_operator_desc(
     return desc
 
 
-def _parse_field(f: schema.Field, value: Any, p: JsonPath) -> Any:
+def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str) -> Any:
     if f.kind in (Kind.INPUT, Kind.OUTPUT):
-        return parse_tensor_desc(value, p)
+        tensor = parse_tensor_desc(value, p)
+        if f.kind is Kind.OUTPUT and tensor.overlapping:  # which write would win is undefined
+            overlap = f"an output's elements must not share memory: Strides {list(tensor.layout)} overlap"
+            raise ModelError(p + ("Strides",), overlap)
+        return tensor
     if f.kind in (Kind.UINT, Kind.COUNT):
         return expect_uint32(value, p)
     if f.kind is Kind.UINT_ARRAY:
@@ -214,5 +229,5 @@ def _parse_field(f: schema.Field, value: Any, p: JsonPath) -> Any:
         obj = expect_object(value, p, "an operator desc object (omit the field to leave it null)")
         type_name, inner, inner_path = split_type_and_desc(obj, p)
         type_key = "Type" if "Type" in obj else "type"
-        return parse_operator_desc(type_name, inner, inner_path, p + (type_key,), fused=True)
+        return parse_operator_desc(type_name, inner, inner_path, p + (type_key,), fused=True, level=level)
     raise AssertionError(f.kind)

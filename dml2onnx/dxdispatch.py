@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import lowering, ops, schema
+from . import lowering
 from .desc import OperatorDesc, parse_operator_desc, split_type_and_desc
 from .errors import JsonPath, ModelError
 from .jsonvalues import (
@@ -23,7 +23,7 @@ from .jsonvalues import (
     reject_unknown_keys,
 )
 from .resources import Resource, parse_resource
-from .schema import Kind
+from .schema import NEWEST_LEVEL, Kind
 
 MAX_MODEL_BYTES = 256 * 2**20
 _EXECUTION_FLAGS = {"NONE": 0, "ALLOW_HALF_PRECISION_COMPUTATION": 1, "DISABLE_META_COMMANDS": 2, "DESCRIPTORS_VOLATILE": 4}
@@ -93,7 +93,8 @@ class Model:
     commands: list[Command] = field(default_factory=list)
 
 
-def load(path: str | Path) -> Model:
+def load(path: str | Path, level: str = NEWEST_LEVEL) -> Model:
+    """Read and check a model; its descs are validated for DML_FEATURE_LEVEL `level`."""
     path = Path(path)
     try:
         if path.stat().st_size > MAX_MODEL_BYTES:
@@ -103,10 +104,10 @@ def load(path: str | Path) -> Model:
         raise ModelError((), f"cannot read '{path}': {e.strerror or e}") from None
     except UnicodeDecodeError as e:
         raise ModelError((), f"'{path}' is not UTF-8 text: {e.reason} at byte {e.start}") from None
-    return parse(load_jsonc(text), path.parent if str(path.parent) else Path("."), path)
+    return parse(load_jsonc(text), path.parent if str(path.parent) else Path("."), path, level)
 
 
-def parse(root: Any, model_dir: Path, path: Path = Path("model.json")) -> Model:
+def parse(root: Any, model_dir: Path, path: Path = Path("model.json"), level: str = NEWEST_LEVEL) -> Model:
     obj = expect_object(root, ())
     reject_unknown_keys(obj, ["$schema", "resources", "dispatchables", "commands"], (), "a DxDispatch model")
     for key in ("resources", "dispatchables", "commands"):
@@ -117,7 +118,7 @@ def parse(root: Any, model_dir: Path, path: Path = Path("model.json")) -> Model:
         for name, v in expect_object(obj["resources"], ("resources",)).items()
     }
     dispatchables = {
-        name: _dispatchable(name, v, ("dispatchables", name), resources)
+        name: _dispatchable(name, v, ("dispatchables", name), resources, level)
         for name, v in expect_object(obj["dispatchables"], ("dispatchables",)).items()
     }
     model = Model(path, resources, dispatchables)
@@ -126,7 +127,7 @@ def parse(root: Any, model_dir: Path, path: Path = Path("model.json")) -> Model:
     return model
 
 
-def _dispatchable(name: str, value: Any, path: JsonPath, resources: dict[str, Resource]) -> Dispatchable:
+def _dispatchable(name: str, value: Any, path: JsonPath, resources: dict[str, Resource], level: str) -> Dispatchable:
     obj = expect_object(value, path)
     type_key = "Type" if "Type" in obj else "type"
     if isinstance(obj.get(type_key), str) and obj[type_key].lower() in ("hlsl", "onnx", "dmlserializedgraph"):
@@ -135,10 +136,7 @@ def _dispatchable(name: str, value: Any, path: JsonPath, resources: dict[str, Re
         )
     extra = ("bindings", "executionFlags", "dmlCompileType")
     type_name, desc_obj, desc_path = split_type_and_desc(obj, path, extra)
-    op = schema.lookup(type_name)
-    if op is not None and op.name not in ops.MODULES:
-        raise ModelError(path + (type_key,), f"{op.full_name} is supported only as a FusedActivation so far")
-    desc = parse_operator_desc(type_name, desc_obj, desc_path, path + (type_key,))
+    desc = parse_operator_desc(type_name, desc_obj, desc_path, path + (type_key,), level=level)
     lowering.validate(desc)
     if "executionFlags" in obj:
         flags = obj["executionFlags"]
@@ -172,6 +170,11 @@ def _bindings(value: Any, path: JsonPath, desc: OperatorDesc, resources: dict[st
             v, p = v[0], p + (0,)
         out[point] = binding = _binding(v, p, resources)
         res = resources[binding.resource]
+        align = tensor.guaranteed_base_offset_alignment
+        if align and binding.offset % align:
+            raise ModelError(
+                p, f"{point} guarantees a base offset aligned to {align} bytes, but it is bound at byte {binding.offset}"
+            )
         room = res.size - binding.offset
         if room < tensor.size_in_bytes:
             raise ModelError(

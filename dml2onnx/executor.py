@@ -18,18 +18,27 @@ from .printing import format_print
 from .tensor import TensorDesc
 
 
+def _view(buffer: bytearray | bytes, offset: int, tensor: TensorDesc) -> np.ndarray:
+    """The tensor's elements in a bound buffer region, through its strides (no copy)."""
+    flat = np.frombuffer(buffer, dtype=tensor.data_type.numpy, count=tensor.span, offset=offset)
+    size = flat.itemsize
+    return np.lib.stride_tricks.as_strided(flat, tensor.sizes, [st * size for st in tensor.layout], writeable=False)
+
+
 def read_tensor(buffer: bytearray | bytes, offset: int, tensor: TensorDesc) -> np.ndarray:
     """The tensor's elements from a bound buffer region (the bytes are reinterpreted)."""
-    return (
-        np.frombuffer(buffer, dtype=tensor.data_type.numpy, count=tensor.element_count, offset=offset)
-        .reshape(tensor.sizes)
-        .copy()
-    )
+    return _view(buffer, offset, tensor).copy()
 
 
-def write_tensor(buffer: bytearray, offset: int, values: np.ndarray) -> None:
-    data = np.ascontiguousarray(values).tobytes()
-    buffer[offset : offset + len(data)] = data
+def write_tensor(buffer: bytearray, offset: int, tensor: TensorDesc, values: np.ndarray) -> None:
+    """Writes the elements where the strides put them; the bytes in between keep their values."""
+    if tensor.packed:
+        data = np.ascontiguousarray(values).tobytes()
+        buffer[offset : offset + len(data)] = data
+        return
+    flat = np.frombuffer(memoryview(buffer), dtype=tensor.data_type.numpy, count=tensor.span, offset=offset)
+    size = flat.itemsize
+    np.lib.stride_tricks.as_strided(flat, tensor.sizes, [st * size for st in tensor.layout])[...] = values
 
 
 class Executor:
@@ -116,7 +125,7 @@ class Executor:
         ms = (time.perf_counter() - start) * 1e3
         d = self.model.dispatchables[cmd.dispatchable]
         out, _ = cmd.binding("OutputTensor", d)
-        write_tensor(self.buffers[out.resource], out.offset, result)
+        write_tensor(self.buffers[out.resource], out.offset, d.desc.tensor("OutputTensor"), result)
         self.results.append((cmd.dispatchable, result))
         self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iterations, {ms:.4f} ms ({self.ep_name})\n")
 

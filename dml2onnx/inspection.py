@@ -11,9 +11,12 @@ from onnx import TensorProto
 
 from . import compose, dxdispatch, limits, lowering
 from .errors import ModelError, RuntimeFailure, UsageError
+from .schema import NEWEST_LEVEL
 
 
-def load(path: str, dispatchable: str | None, opset: int, target: str, functions: bool) -> tuple[onnx.ModelProto, str]:
+def load(
+    path: str, dispatchable: str | None, opset: int, target: str, functions: bool, level: str = NEWEST_LEVEL
+) -> tuple[onnx.ModelProto, str]:
     """An .onnx file as it is, or a DxDispatch model lowered: one dispatchable, or all of them as
     one graph. Returns the model and a name for it."""
     p = Path(path)
@@ -34,7 +37,7 @@ def load(path: str, dispatchable: str | None, opset: int, target: str, functions
         except Exception as e:  # protobuf's DecodeError and friends: the file is not a model
             raise ModelError((), f"'{path}' is not an ONNX model: {type(e).__name__}") from None
         return model, p.stem
-    model = dxdispatch.load(p)
+    model = dxdispatch.load(p, level)
     names = list(model.dispatchables)
     if dispatchable is None and len(names) == 1:
         dispatchable = names[0]

@@ -7,7 +7,7 @@ import json
 import onnx
 from onnx import helper
 
-from . import __version__, choices, ops
+from . import __version__, choices, featurelevels, ops, strided
 from .builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, GraphBuilder
 from .desc import OperatorDesc
 from .errors import UsageError
@@ -16,6 +16,8 @@ from .targets import TARGETS
 
 
 def validate(desc: OperatorDesc) -> None:
+    """The page's tensor support table at the desc's feature level, then the operator's rules."""
+    featurelevels.check_tensors(desc)
     ops.MODULES[desc.schema.name].validate(desc)
 
 
@@ -25,16 +27,30 @@ def input_names(desc: OperatorDesc) -> list[str]:
 
 
 def lower(
-    desc: OperatorDesc, name: str, opset: int = DEFAULT_OPSET, target: str = "portable", variant: str | None = None
+    desc: OperatorDesc,
+    name: str,
+    opset: int = DEFAULT_OPSET,
+    target: str = "portable",
+    variant: str | None = None,
+    buffer_inputs: bool = False,
 ) -> onnx.ModelProto:
-    """Lower one validated desc. `name` (the dispatchable) prefixes every node name."""
+    """Lower one validated desc. `name` (the dispatchable) prefixes every node name. With
+    `buffer_inputs`, each input is its flat buffer (TotalTensorSizeInBytes of elements) and the
+    graph applies the tensor's strides itself."""
     if not MIN_OPSET <= opset <= MAX_OPSET:
         raise UsageError(f"--opset must be in [{MIN_OPSET}, {MAX_OPSET}], got {opset}")
     if target not in TARGETS:
         raise UsageError(f"--target must be one of {', '.join(TARGETS)}, got {target!r}")
     chosen = choices.resolve(desc, target, opset, variant)
     b = GraphBuilder(name, opset, TARGETS[target], chosen)
-    values = {n: b.add_input(n, desc.tensor(n).data_type, desc.tensor(n).sizes) for n in input_names(desc)}
+    values = {}
+    for n in input_names(desc):
+        t = desc.tensor(n)
+        if buffer_inputs:
+            flat = b.add_input(n, t.data_type, [t.buffer_elements])
+            values[n] = strided.read(b, flat, t, t.buffer_elements, f"{n}_view")
+        else:
+            values[n] = b.add_input(n, t.data_type, t.sizes)
     module = ops.MODULES[desc.schema.name]
     result = module.lower(desc, b, values)
     out = desc.tensor("OutputTensor")
@@ -56,6 +72,7 @@ def lower(
             "dml2onnx.operator": desc.schema.full_name,
             "dml2onnx.target": target,
             "dml2onnx.lowering": chosen,
+            "dml2onnx.inputs": "buffers" if buffer_inputs else "tensors",
             "dml2onnx.opset": str(opset),
             "dml2onnx.desc": json.dumps(desc.source, sort_keys=True),
         },

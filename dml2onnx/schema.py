@@ -2,13 +2,42 @@
 
 Each row names the desc's fields exactly as in directml.h, in struct order, with their kind.
 The table drives JSON parsing, bind points (input/output tensor fields) and the generic
-validation (required fields, counts, enum values); each operator's module adds its own rules.
+validation (required fields, counts, enum values, and per feature level the dimension counts and
+data types of each page's "Tensor support" tables); each operator's module adds its own rules.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
+
+from . import dtypes
+from .dtypes import DataType
+
+# directml.h's DML_FEATURE_LEVEL values, oldest first, with the DirectML release that brought each.
+LEVELS: dict[str, str] = {
+    "1_0": "1.0.0",
+    "2_0": "1.1.0",
+    "2_1": "1.2.0",
+    "3_0": "1.4.0",
+    "3_1": "1.5.0",
+    "4_0": "1.6.0",
+    "4_1": "1.7.0",
+    "5_0": "1.8.0",
+    "5_1": "1.9.0",
+    "5_2": "1.10.0",
+    "6_0": "1.11.0",
+    "6_1": "1.12.0",
+    "6_2": "1.13.0",
+    "6_3": "1.15.0",
+    "6_4": "1.15.0",
+}
+NEWEST_LEVEL = next(reversed(LEVELS))
+
+
+def level_key(level: str) -> tuple[int, int]:
+    major, minor = level.split("_")
+    return int(major), int(minor)
 
 
 class Kind(Enum):
@@ -33,10 +62,26 @@ class Field:
 
 
 @dataclass(frozen=True)
+class TensorSupport:
+    ranks: tuple[int, int]  # supported dimension counts, lowest and highest
+    types: tuple[DataType, ...]
+
+
+@dataclass(frozen=True)
+class SupportTable:
+    """One "Tensor support" table of a doc page: it holds from `level` up to the next newer table."""
+
+    level: str  # "3_0" for "DML_FEATURE_LEVEL_3_0 and above"
+    tensors: dict[str, TensorSupport]
+    functions: tuple[str, ...] = ()  # DML_OPERATOR_REDUCE: the functions it is for (empty: every one)
+
+
+@dataclass(frozen=True)
 class OperatorSchema:
     name: str  # short form, e.g. "ARGMAX"
     fields: tuple[Field, ...]
     feature_level: str  # the DML_FEATURE_LEVEL that introduced it
+    support: tuple[SupportTable, ...] = field(default=())  # newest first
     fusable: bool = False  # may appear as a FusedActivation
 
     @property
@@ -49,9 +94,19 @@ class OperatorSchema:
     def tensor_fields(self, kind: Kind) -> tuple[Field, ...]:
         return tuple(f for f in self.fields if f.kind is kind)
 
+    def types(self, tensor: str, function: str | None = None) -> tuple[DataType, ...]:
+        """The data types `tensor` takes at the newest feature level."""
+        return next(t for t in self.support if not t.functions or function in t.functions).tensors[tensor].types
+
 
 ENUMS: dict[str, dict[str, int]] = {
     "DML_AXIS_DIRECTION": {"INCREASING": 0, "DECREASING": 1},
+    "DML_REDUCE_FUNCTION": {
+        f: i
+        for i, f in enumerate(
+            ("ARGMAX", "ARGMIN", "AVERAGE", "L1", "L2", "LOG_SUM", "LOG_SUM_EXP", "MAX", "MIN", "MULTIPLY", "SUM", "SUM_SQUARE")
+        )
+    },
     "DML_TENSOR_TYPE": {"BUFFER": 1},
     "DML_TENSOR_FLAGS": {"NONE": 0, "OWNED_BY_DML": 1},
 }
@@ -61,51 +116,151 @@ def _tensors(*names: str, optional: tuple[str, ...] = ()) -> tuple[Field, ...]:
     return tuple(Field(n, Kind.OUTPUT if n == "OutputTensor" else Kind.INPUT, n in optional) for n in names)
 
 
-_IN_OUT = _tensors("InputTensor", "OutputTensor")
+# Data-type lists as the doc pages write them.
+F = dtypes.FLOATS
+F64 = (dtypes.FLOAT64,)
+I8_32 = (dtypes.INT32, dtypes.INT16, dtypes.INT8, dtypes.UINT32, dtypes.UINT16, dtypes.UINT8)  # 3_0's integers
+ALL_INTS = dtypes.INTEGERS
+INDICES = dtypes.INTEGERS_32_64
+I32 = (dtypes.INT32, dtypes.UINT32)
+I32_64 = (dtypes.INT64, dtypes.INT32, dtypes.UINT64, dtypes.UINT32)
+U32 = (dtypes.UINT32,)
+
+
+def _table(level: str, *tensors: tuple[str, int, int, tuple[DataType, ...]], functions: tuple[str, ...] = ()) -> SupportTable:
+    return SupportTable(level, {n: TensorSupport((lo, hi), types) for n, lo, hi, types in tensors}, functions)
+
+
+def _same(
+    level: str, names: tuple[str, ...], lo: int, hi: int, types: tuple[DataType, ...], **kw: tuple[str, ...]
+) -> SupportTable:
+    """A table in which every tensor has the same dimension counts and types."""
+    return _table(level, *((n, lo, hi, types) for n in names), **kw)
+
+
+_IO = ("InputTensor", "OutputTensor")
+_IN_OUT = _tensors(*_IO)
 _AXES = (Field("AxisCount", Kind.COUNT, array="Axes"), Field("Axes", Kind.UINT_ARRAY))
+_DIRECTION = Field("AxisDirection", Kind.ENUM, enum="DML_AXIS_DIRECTION")
+_MVN_TENSORS = ("InputTensor", "ScaleTensor", "BiasTensor", "OutputTensor")
+_MVN_IO = _tensors(*_MVN_TENSORS, optional=("ScaleTensor", "BiasTensor"))
+_MVN_TAIL = (Field("Epsilon", Kind.FLOAT), Field("FusedActivation", Kind.ACTIVATION, optional=True))
+# ACTIVATION_SOFTMAX / LOG_SOFTMAX / HARDMAX (the single-axis forms)
+_SOFTMAX_TABLES = (_same("3_0", _IO, 1, 8, F), _same("2_0", _IO, 4, 5, F), _same("1_0", _IO, 4, 4, F))
+_ARG_TABLES = (
+    _table("4_1", ("InputTensor", 1, 8, F + ALL_INTS), ("OutputTensor", 1, 8, INDICES)),
+    _table("3_0", ("InputTensor", 1, 8, F + I8_32), ("OutputTensor", 1, 8, INDICES)),
+)
+_REDUCE_ARG = ("ARGMAX", "ARGMIN")
+_REDUCE_FLOAT = ("AVERAGE", "L2", "LOG_SUM", "LOG_SUM_EXP")
+_REDUCE_L1 = ("L1", "SUM_SQUARE")
+_REDUCE_MINMAX = ("MIN", "MAX")
+_REDUCE_SUM = ("MULTIPLY", "SUM")
+_REDUCE_TABLES = (
+    *(
+        _table(level, ("InputTensor", lo, hi, t), ("OutputTensor", lo, hi, o), functions=_REDUCE_ARG)
+        for level, lo, hi, t, o in (
+            ("4_1", 1, 8, F + ALL_INTS, INDICES),
+            ("3_0", 1, 8, F + I8_32, INDICES),
+            ("2_1", 4, 4, F + I8_32, U32),
+            ("1_0", 4, 4, F, U32),
+        )
+    ),
+    _same("3_0", _IO, 1, 8, F, functions=_REDUCE_FLOAT),
+    _same("1_0", _IO, 4, 4, F, functions=_REDUCE_FLOAT),
+    _same("5_0", _IO, 1, 8, F + I32_64, functions=_REDUCE_L1),
+    _same("3_0", _IO, 1, 8, F, functions=_REDUCE_L1),
+    _same("1_0", _IO, 4, 4, F, functions=_REDUCE_L1),
+    _same("5_0", _IO, 1, 8, F + ALL_INTS, functions=_REDUCE_MINMAX),
+    _same("3_0", _IO, 1, 8, F + I8_32, functions=_REDUCE_MINMAX),
+    _same("2_1", _IO, 4, 4, F + I32, functions=_REDUCE_MINMAX),
+    _same("1_0", _IO, 4, 4, F, functions=_REDUCE_MINMAX),
+    _same("5_0", _IO, 1, 8, F + I32_64, functions=_REDUCE_SUM),
+    _same("3_0", _IO, 1, 8, F + I32, functions=_REDUCE_SUM),
+    _same("2_1", _IO, 4, 4, F + I32, functions=_REDUCE_SUM),
+    _same("1_0", _IO, 4, 4, F, functions=_REDUCE_SUM),
+)
+_ONE_HOT = ("IndicesTensor", "ValuesTensor", "OutputTensor")
 
 
-def _activation(name: str, *params: str, level: str = "1_0") -> OperatorSchema:
-    return OperatorSchema(f"ACTIVATION_{name}", _IN_OUT + tuple(Field(p, Kind.FLOAT) for p in params), level, fusable=True)
+def _one_hot_table(level: str, lo: int, hi: int, indices: tuple[DataType, ...], values: tuple[DataType, ...]) -> SupportTable:
+    return _table(level, ("IndicesTensor", lo, hi, indices), ("ValuesTensor", lo, hi, values), ("OutputTensor", lo, hi, values))
 
+
+def _activation(name: str, *params: str, level: str = "1_0", tables: tuple[SupportTable, ...] | None = None) -> OperatorSchema:
+    fields = _IN_OUT + tuple(Field(p, Kind.FLOAT) for p in params)
+    return OperatorSchema(f"ACTIVATION_{name}", fields, level, tables or ACTIVATION_TABLES, fusable=True)
+
+
+# The activations' pages: FLOAT32/FLOAT16, 4 dimensions at first, 4 to 5 from 2_0, 1 to 8 from
+# 3_0 (RELU and SHRINK add integer types at 5_1).
+ACTIVATION_TABLES = (_same("3_0", _IO, 1, 8, F), _same("2_0", _IO, 4, 5, F), _same("1_0", _IO, 4, 4, F))
 
 OPERATORS: dict[str, OperatorSchema] = {
     s.name: s
     for s in (
-        OperatorSchema("ACTIVATION_HARDMAX1", _IN_OUT + _AXES, "5_1"),
-        OperatorSchema("ACTIVATION_LOG_SOFTMAX1", _IN_OUT + _AXES, "5_1"),
+        OperatorSchema("ACTIVATION_HARDMAX", _IN_OUT, "1_0", _SOFTMAX_TABLES),
+        OperatorSchema("ACTIVATION_LOG_SOFTMAX", _IN_OUT, "1_0", _SOFTMAX_TABLES),
+        OperatorSchema("ACTIVATION_SOFTMAX", _IN_OUT, "1_0", _SOFTMAX_TABLES),
+        OperatorSchema("ACTIVATION_HARDMAX1", _IN_OUT + _AXES, "5_1", (_same("5_1", _IO, 1, 8, F),)),
+        OperatorSchema("ACTIVATION_LOG_SOFTMAX1", _IN_OUT + _AXES, "5_1", (_same("5_1", _IO, 1, 8, F),)),
+        OperatorSchema("ACTIVATION_SOFTMAX1", _IN_OUT + _AXES, "5_1", (_same("5_1", _IO, 1, 8, F),)),
         OperatorSchema(
             "MEAN_VARIANCE_NORMALIZATION",
-            _tensors("InputTensor", "ScaleTensor", "BiasTensor", "OutputTensor", optional=("ScaleTensor", "BiasTensor"))
-            + (
-                Field("CrossChannel", Kind.BOOL),
-                Field("NormalizeVariance", Kind.BOOL),
-                Field("Epsilon", Kind.FLOAT),
-                Field("FusedActivation", Kind.ACTIVATION, optional=True),
-            ),
+            _MVN_IO + (Field("CrossChannel", Kind.BOOL), Field("NormalizeVariance", Kind.BOOL)) + _MVN_TAIL,
             "1_0",
+            (_same("1_0", _MVN_TENSORS, 4, 4, F),),
         ),
-        OperatorSchema("ARGMAX", _IN_OUT + _AXES + (Field("AxisDirection", Kind.ENUM, enum="DML_AXIS_DIRECTION"),), "3_0"),
-        OperatorSchema("ONE_HOT", _tensors("IndicesTensor", "ValuesTensor", "OutputTensor") + (Field("Axis", Kind.UINT),), "2_0"),
+        OperatorSchema(
+            "MEAN_VARIANCE_NORMALIZATION1",
+            _MVN_IO + _AXES + (Field("NormalizeVariance", Kind.BOOL),) + _MVN_TAIL,
+            "2_1",
+            (_same("3_1", _MVN_TENSORS, 1, 8, F), _same("2_1", _MVN_TENSORS, 4, 4, F)),
+        ),
+        OperatorSchema(
+            "MEAN_VARIANCE_NORMALIZATION2",
+            _MVN_IO + _AXES + (Field("UseMean", Kind.BOOL), Field("UseVariance", Kind.BOOL)) + _MVN_TAIL,
+            "6_3",
+            (_same("6_3", _MVN_TENSORS, 1, 8, F),),
+        ),
+        OperatorSchema("ARGMAX", _IN_OUT + _AXES + (_DIRECTION,), "3_0", _ARG_TABLES),
+        OperatorSchema("ARGMIN", _IN_OUT + _AXES + (_DIRECTION,), "3_0", _ARG_TABLES),
+        OperatorSchema(
+            "REDUCE", (Field("Function", Kind.ENUM, enum="DML_REDUCE_FUNCTION"), *_IN_OUT, *_AXES), "1_0", _REDUCE_TABLES
+        ),
+        OperatorSchema(
+            "ONE_HOT",
+            _tensors(*_ONE_HOT) + (Field("Axis", Kind.UINT),),
+            "2_0",
+            (
+                _one_hot_table("4_1", 1, 8, INDICES, F64 + F + ALL_INTS),
+                _one_hot_table("3_0", 1, 8, INDICES, F + I8_32),
+                _one_hot_table("2_1", 4, 4, U32, F + I8_32),
+                _one_hot_table("2_0", 4, 4, U32, F),
+            ),
+        ),
         # The activations that "Using fused operators to improve performance" lists as fusable
-        # (ELEMENT_WISE_CLIP is fusable into CONVOLUTION and GEMM only, so not here).
+        # (ELEMENT_WISE_CLIP is fusable into CONVOLUTION and GEMM only, so not here); each is a
+        # standalone operator too.
         _activation("LINEAR", "Alpha", "Beta"),
         _activation("SIGMOID"),
         _activation("HARD_SIGMOID", "Alpha", "Beta"),
         _activation("TANH"),
         _activation("SCALED_TANH", "Alpha", "Beta"),
-        _activation("RELU"),
+        _activation("RELU", tables=(_same("5_1", _IO, 1, 8, F + I8_32[:3]), *ACTIVATION_TABLES)),
         _activation("LEAKY_RELU", "Alpha"),
         _activation("THRESHOLDED_RELU", "Alpha"),
         _activation("ELU", "Alpha"),
-        _activation("CELU", "Alpha", level="3_0"),
+        _activation("CELU", "Alpha", level="3_0", tables=(_same("3_0", _IO, 1, 8, F),)),
         _activation("SCALED_ELU", "Alpha", "Gamma"),
         _activation("SOFTPLUS", "Steepness"),
         _activation("PARAMETRIC_SOFTPLUS", "Alpha", "Beta"),
         _activation("SOFTSIGN"),
         _activation("IDENTITY"),
-        _activation("SHRINK", "Bias", "Threshold", level="2_0"),
-        _activation("GELU", level="5_1"),
+        _activation(
+            "SHRINK", "Bias", "Threshold", level="2_0", tables=(_same("5_1", _IO, 1, 8, F + I8_32), *ACTIVATION_TABLES[:2])
+        ),
+        _activation("GELU", level="5_1", tables=(_same("5_1", _IO, 1, 8, F),)),
     )
 }
 

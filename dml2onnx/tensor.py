@@ -1,20 +1,24 @@
-"""`DML_BUFFER_TENSOR_DESC`: data type, sizes and the buffer size they imply."""
+"""`DML_BUFFER_TENSOR_DESC`: data type, sizes, strides and the buffer they imply."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import pairwise
+
+import numpy as np
 
 from . import dtypes
 
 MAX_DIMENSIONS = 8  # DML_TENSOR_DIMENSION_COUNT_MAX1
+_MAX_CHECKED = 2**24  # elements whose buffer offsets `overlapping` compares one by one
 
 
 @dataclass(frozen=True)
 class TensorDesc:
     data_type: dtypes.DataType
     sizes: tuple[int, ...]
-    strides: tuple[int, ...] | None = None
+    strides: tuple[int, ...] | None = None  # in elements; None: packed
     flags: int = 0
     total_size_in_bytes: int | None = None  # None: DirectML's minimum (see below)
     guaranteed_base_offset_alignment: int = 0
@@ -28,18 +32,67 @@ class TensorDesc:
         return math.prod(self.sizes)
 
     @property
+    def layout(self) -> tuple[int, ...]:
+        """The strides in elements, packed ones when the desc gives none."""
+        return self.strides if self.strides is not None else dense_strides(self.sizes)
+
+    @property
+    def packed(self) -> bool:
+        """Element i of the logical (row-major) order is element i of the buffer."""
+        return all(s == 1 or st == d for s, st, d in zip(self.sizes, self.layout, dense_strides(self.sizes), strict=True))
+
+    @property
+    def span(self) -> int:
+        """Buffer elements from the first to the furthest one the tensor touches."""
+        return sum((s - 1) * st for s, st in zip(self.sizes, self.layout, strict=True)) + 1
+
+    @property
     def min_size_in_bytes(self) -> int:
         """What DMLCalcBufferTensorSize gives: the furthest element's end, rounded up to 4."""
-        strides = self.strides or dense_strides(self.sizes)
-        last = sum((s - 1) * st for s, st in zip(self.sizes, strides, strict=True))
-        return ((last + 1) * self.data_type.size + 3) & ~3
+        return (self.span * self.data_type.size + 3) & ~3
 
     @property
     def size_in_bytes(self) -> int:
         return self.total_size_in_bytes if self.total_size_in_bytes is not None else self.min_size_in_bytes
 
+    @property
+    def buffer_elements(self) -> int:
+        """Whole elements in the tensor's buffer (TotalTensorSizeInBytes): the flat input of
+        `export --buffer-inputs`."""
+        return self.size_in_bytes // self.data_type.size
+
+    def offsets(self) -> np.ndarray:
+        """The buffer element of each logical element, shaped like the tensor (int64)."""
+        out = np.zeros(self.sizes, dtype=np.int64)
+        for axis, (s, st) in enumerate(zip(self.sizes, self.layout, strict=True)):
+            shape = [1] * self.rank
+            shape[axis] = s
+            out += (np.arange(s, dtype=np.int64) * st).reshape(shape)
+        return out
+
+    def nested_order(self) -> list[int] | None:
+        """The axes of size > 1 and stride > 0 from the largest stride to the smallest when each
+        axis fits inside one step of the axis before it (padded and transposed layouts, which
+        Reshape/Slice/Transpose read), else None. Axes of stride 0 are broadcast."""
+        axes = sorted((i for i, s in enumerate(self.sizes) if s > 1 and self.layout[i] > 0), key=lambda i: -self.layout[i])
+        st, s = self.layout, self.sizes
+        for outer, inner in pairwise(axes):
+            if st[outer] % st[inner] or st[outer] < st[inner] * s[inner]:
+                return None
+        return axes
+
+    @property
+    def overlapping(self) -> bool:
+        """Two logical elements share a buffer element (stride 0, or windows that overlap)."""
+        if self.nested_order() is not None:
+            return any(s > 1 and st == 0 for s, st in zip(self.sizes, self.layout, strict=True))
+        if self.element_count > _MAX_CHECKED:  # too many to compare one by one: not proven apart
+            return True
+        return bool(np.unique(self.offsets()).size != self.element_count)
+
     def describe(self) -> str:
-        return f"{self.data_type.name}{list(self.sizes)}"
+        text = f"{self.data_type.name}{list(self.sizes)}"
+        return text if self.packed else f"{text} strides {list(self.layout)}"
 
 
 def dense_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:

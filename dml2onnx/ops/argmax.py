@@ -8,19 +8,17 @@ import numpy as np
 from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
+from ..schema import OPERATORS
 from . import common
 
-INPUT_TYPES = dtypes.FLOATS + dtypes.INTEGERS
-OUTPUT_TYPES = dtypes.INTEGERS_32_64
+INPUT_TYPES = OPERATORS["ARGMAX"].types("InputTensor")
+OUTPUT_TYPES = OPERATORS["ARGMAX"].types("OutputTensor")
 
 # Integer types whose every value a float32 holds exactly: ArgMax may run on a float32 copy.
 _EXACT_IN_FLOAT32 = (dtypes.INT16, dtypes.INT8, dtypes.UINT16, dtypes.UINT8)
 
 
 def validate(desc: OperatorDesc) -> None:
-    common.check_types(desc, "InputTensor", INPUT_TYPES)
-    common.check_types(desc, "OutputTensor", OUTPUT_TYPES)
-    common.check_rank(desc, "InputTensor", 1, 8)
     axes = common.check_axes(desc, desc.tensor("InputTensor").rank)
     common.check_reduced_sizes(desc, axes)
 

@@ -8,28 +8,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..errors import ModelError
 
 # -- validation -----------------------------------------------------------------------------
-
-
-def check_types(desc: OperatorDesc, name: str, allowed: Sequence[dtypes.DataType]) -> None:
-    t = desc.optional_tensor(name)
-    if t is not None and t.data_type not in allowed:
-        raise ModelError(
-            desc.at(name, "DataType"),
-            f"{name} of DML_{desc.schema.name} must be {dtypes.names(tuple(allowed))}, not {t.data_type}",
-        )
-
-
-def check_rank(desc: OperatorDesc, name: str, lo: int, hi: int) -> None:
-    t = desc.optional_tensor(name)
-    if t is not None and not lo <= t.rank <= hi:
-        counts = str(lo) if lo == hi else f"{lo} to {hi}"
-        raise ModelError(desc.at(name, "Sizes"), f"{name} of DML_{desc.schema.name} must have {counts} dimensions, not {t.rank}")
 
 
 def check_same_type(desc: OperatorDesc, name: str, other: str) -> None:

@@ -9,13 +9,8 @@ from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from . import common
 
-TYPES = dtypes.FLOATS
-
 
 def validate(desc: OperatorDesc) -> None:
-    common.check_types(desc, "InputTensor", TYPES)
-    common.check_types(desc, "OutputTensor", TYPES)
-    common.check_rank(desc, "InputTensor", 1, 8)
     common.check_same_type(desc, "OutputTensor", "InputTensor")
     common.check_same_sizes(desc, "OutputTensor", "InputTensor")
     common.check_axes(desc, desc.tensor("InputTensor").rank)

@@ -14,14 +14,11 @@ from ..desc import OperatorDesc
 from ..errors import ModelError
 from . import activations, common
 
-TYPES = dtypes.FLOATS
 TENSORS = ("InputTensor", "ScaleTensor", "BiasTensor", "OutputTensor")
 
 
 def validate(desc: OperatorDesc) -> None:
     for name in TENSORS:
-        common.check_types(desc, name, TYPES)
-        common.check_rank(desc, name, 4, 4)
         common.check_same_type(desc, name, "InputTensor")
     common.check_same_sizes(desc, "OutputTensor", "InputTensor")
     x = desc.tensor("InputTensor")

@@ -10,19 +10,15 @@ from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..errors import ModelError
+from ..schema import OPERATORS
 from . import common
 
-INDEX_TYPES = dtypes.INTEGERS_32_64
-VALUE_TYPES = (dtypes.FLOAT64, *dtypes.FLOATS, *dtypes.INTEGERS)
+INDEX_TYPES = OPERATORS["ONE_HOT"].types("IndicesTensor")
+VALUE_TYPES = OPERATORS["ONE_HOT"].types("ValuesTensor")
 TENSORS = ("IndicesTensor", "ValuesTensor", "OutputTensor")
 
 
 def validate(desc: OperatorDesc) -> None:
-    common.check_types(desc, "IndicesTensor", INDEX_TYPES)
-    common.check_types(desc, "ValuesTensor", VALUE_TYPES)
-    common.check_types(desc, "OutputTensor", VALUE_TYPES)
-    for name in TENSORS:
-        common.check_rank(desc, name, 1, 8)
     common.check_same_rank(desc, "ValuesTensor", "IndicesTensor")
     common.check_same_rank(desc, "OutputTensor", "IndicesTensor")
     common.check_same_type(desc, "OutputTensor", "ValuesTensor")

@@ -1,0 +1,77 @@
+"""DirectML feature levels: which operators, data types, dimension counts and options a desc may
+use at a `DML_FEATURE_LEVEL` (`--feature-level`). The levels' contents are the schema table's
+support tables (schema.py); operator modules gate their options with `at_least`."""
+
+from __future__ import annotations
+
+from . import dtypes, schema
+from .desc import OperatorDesc
+from .errors import JsonPath, ModelError, UsageError
+from .schema import SupportTable
+
+LEVELS = schema.LEVELS
+NEWEST = schema.NEWEST_LEVEL
+key = schema.level_key
+
+
+def at_least(level: str, wanted: str) -> bool:
+    return key(level) >= key(wanted)
+
+
+def parse(text: str) -> str:
+    """`5_1`, `5.1` or `DML_FEATURE_LEVEL_5_1` -> `5_1`."""
+    level = text.removeprefix("DML_FEATURE_LEVEL_").replace(".", "_")
+    if level not in LEVELS:
+        raise UsageError(f"--feature-level must be one of {', '.join(LEVELS)}, got {text!r}")
+    return level
+
+
+def describe(level: str) -> str:
+    return f"DML_FEATURE_LEVEL_{level} (DirectML {LEVELS[level]})"
+
+
+def _tables(desc: OperatorDesc) -> list[SupportTable]:
+    function = desc.values.get("Function")
+    return [t for t in desc.schema.support if not t.functions or function in t.functions]
+
+
+def table(desc: OperatorDesc) -> SupportTable:
+    """The support table in force for this desc at its feature level."""
+    return next(t for t in _tables(desc) if at_least(desc.level, t.level))
+
+
+def check_tensors(desc: OperatorDesc) -> None:
+    """Each tensor's dimension count and data type against the page's table at desc.level; a
+    refusal names the oldest level that would allow it, if any does."""
+    current = table(desc)
+    newer = [t for t in reversed(_tables(desc)) if key(t.level) > key(current.level)]
+    op = f"DML_{desc.schema.name}" + (f" ({desc['Function']})" if "Function" in desc.values else "")
+    at = "" if desc.level == NEWEST else f" at feature level {desc.level}"
+    for name, support in current.tensors.items():
+        t = desc.values.get(name)
+        if t is None:
+            continue
+        lo, hi = support.ranks
+        if not lo <= t.rank <= hi:
+            counts = str(lo) if lo == hi else f"{lo} to {hi}"
+            later = next((n.level for n in newer if n.tensors[name].ranks[0] <= t.rank <= n.tensors[name].ranks[1]), None)
+            raise ModelError(
+                desc.at(name, "Sizes"),
+                f"{name} of {op} must have {counts} dimensions{at}, not {t.rank}" + _allowed_from(later),
+            )
+        if t.data_type not in support.types:
+            later = next((n.level for n in newer if t.data_type in n.tensors[name].types), None)
+            raise ModelError(
+                desc.at(name, "DataType"),
+                f"{name} of {op} must be {dtypes.names(support.types)}{at}, not {t.data_type}" + _allowed_from(later),
+            )
+
+
+def _allowed_from(level: str | None) -> str:
+    return f" (feature level {level} allows it)" if level else ""
+
+
+def require(desc: OperatorDesc, wanted: str, path: JsonPath, rule: str) -> None:
+    """Refuse an option that needs feature level `wanted`: `rule` says what the desc does."""
+    if not at_least(desc.level, wanted):
+        raise ModelError(path, f"{rule} needs feature level {wanted} or newer (this is {desc.level}: --feature-level)")
