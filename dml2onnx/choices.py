@@ -6,8 +6,10 @@ below is what benchmarks/ measured fastest on the CUDA EP (docs/benchmarks.md)."
 
 from __future__ import annotations
 
+from . import ops
 from .desc import OperatorDesc
 from .errors import UsageError
+from .schema import OPERATORS
 
 VARIANTS: dict[str, tuple[str, ...]] = {
     # merge the reduced axes where they are (Reshape; Transpose only when not contiguous) or
@@ -22,7 +24,22 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     # ReduceMean/Sub/Mul/ReduceMean/Add/Sqrt/Div, or LayerNormalization (opset 17) with a ones
     # scale, or (per channel, Scale/Bias per channel) InstanceNormalization taking Scale and Bias
     "MEAN_VARIANCE_NORMALIZATION": ("reduce_chain", "layer_norm", "instance_norm"),
+    # The families' other members: the old single-axis forms reduce the last axis (in place);
+    # modules may narrow these with variant_applies(desc, variant, opset).
+    "ACTIVATION_HARDMAX": ("in_place",),
+    "ACTIVATION_LOG_SOFTMAX": ("in_place", "argmax_max", "reduce_chain"),
+    "ACTIVATION_SOFTMAX": ("in_place", "reduce_chain"),
+    "ACTIVATION_SOFTMAX1": ("in_place", "last_axis", "reduce_chain"),
+    "ARGMIN": ("in_place", "last_axis"),
+    "REDUCE": ("in_place", "last_axis"),
+    "MEAN_VARIANCE_NORMALIZATION1": ("reduce_chain", "layer_norm", "instance_norm"),
+    "MEAN_VARIANCE_NORMALIZATION2": ("reduce_chain", "layer_norm", "instance_norm"),
+    **{name: ("elementwise",) for name, op in OPERATORS.items() if op.fusable},
 }
+
+
+# The operators benchmarks/ measured; the others take their first candidate.
+MEASURED = ("ACTIVATION_HARDMAX1", "ACTIVATION_LOG_SOFTMAX1", "ARGMAX", "ONE_HOT", "MEAN_VARIANCE_NORMALIZATION")
 
 
 def _reduced_axes(desc: OperatorDesc) -> tuple[int, ...]:
@@ -44,6 +61,9 @@ def _per_channel_affine(desc: OperatorDesc) -> bool:
 def available(desc: OperatorDesc, opset: int) -> tuple[str, ...]:
     """The candidates that apply to this desc (others would build the same graph or none)."""
     op = desc.schema.name
+    own_rule = getattr(ops.MODULES[op], "variant_applies", None)
+    if own_rule is not None:  # the newer operators' modules say which of their candidates apply
+        return tuple(v for v in VARIANTS[op] if own_rule(desc, v, opset))
     out = []
     for v in VARIANTS[op]:
         if v == "last_axis" and _reduced_axes(desc)[-1] == desc.tensor("InputTensor").rank - 1:
@@ -63,7 +83,7 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
     CUDA EP), the candidate measured fastest for this kind of shape on an H200 (docs/benchmarks.md);
     on `cpu` and `dml`, whose EPs were not measured here, the first candidate."""
     options = available(desc, opset)
-    if target not in ("portable", "cuda"):
+    if target not in ("portable", "cuda") or desc.schema.name not in MEASURED:
         return options[0]
     op, axes = desc.schema.name, _reduced_axes(desc)
     rank = desc.tensor("IndicesTensor" if op == "ONE_HOT" else "InputTensor").rank

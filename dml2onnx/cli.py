@@ -55,6 +55,13 @@ def _bytes(text: str) -> int:
     return value
 
 
+def _feature_level(text: str) -> str:
+    try:
+        return featurelevels.parse(text)
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--feature-level ")) from None
+
+
 def _common(sub: argparse.ArgumentParser, model: str = "MODEL.json", model_help: str = "a DxDispatch JSON model") -> None:
     """The model, --max-bytes, --opset, --feature-level and --target that every command takes."""
     sub.add_argument("model", metavar=model, help=model_help)
@@ -73,7 +80,7 @@ def _common(sub: argparse.ArgumentParser, model: str = "MODEL.json", model_help:
     )
     sub.add_argument(
         "--feature-level",
-        type=featurelevels.parse,
+        type=_feature_level,
         default=featurelevels.NEWEST,
         metavar="LEVEL",
         help=f"the DML_FEATURE_LEVEL the descs must be valid for: which operators, data types, dimension counts and "

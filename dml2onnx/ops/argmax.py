@@ -1,7 +1,10 @@
 """DML_OPERATOR_ARGMAX: index of the maximum over the joint Axes, first (INCREASING) or last
-(DECREASING) on ties, counted in row-major order of the reduced axes."""
+(DECREASING) on ties, counted in row-major order of the reduced axes. ARGMIN (argmin.py) shares
+the lowering and reference with the order reversed."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import numpy as np
 
@@ -24,11 +27,16 @@ def validate(desc: OperatorDesc) -> None:
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    return lower_arg(desc, b, inputs, minimum=False)
+
+
+def lower_arg(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], minimum: bool) -> str:
+    """ARGMAX, or ARGMIN with `minimum`: the same fields, rules and output."""
     x = desc.tensor("InputTensor")
     plan = common.JointAxes(x.sizes, tuple(sorted(desc["Axes"])), last=b.variant == "last_axis")
     merged = plan.merge(b, inputs["InputTensor"])
     last = desc["AxisDirection"] == "DECREASING"
-    index = argmax_index(b, merged, x.data_type, plan.axis, plan.reduced_size, last)
+    index = arg_index(b, merged, x.data_type, plan.axis, plan.reduced_size, last, minimum)
     out = desc.tensor("OutputTensor")
     if out.data_type != dtypes.INT64:
         index = b.cast(index, out.data_type, "output_cast", f"indices as {out.data_type}")
@@ -40,17 +48,23 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
 def argmax_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, size: int, last: bool) -> str:
     """int64 index of the first (or last) maximum along `axis`, keepdims=1, exact for every
     input type and without ArgMax's select_last_index (which the CUDA EP lacks)."""
+    return arg_index(b, x, dtype, axis, size, last, minimum=False)
+
+
+def arg_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, size: int, last: bool, minimum: bool) -> str:
+    """`argmax_index`, or with `minimum` the same for the minimum (ONNX ArgMin)."""
+    op, step, extreme = ("ArgMin", "argmin", "minimum") if minimum else ("ArgMax", "argmax", "maximum")
     if dtype in b.target.argmax_types and (b.target.argmax_select_last or not last):
         return b.node(
-            "ArgMax",
+            op,
             [x],
-            "argmax",
-            f"index of the {'last' if last else 'first'} maximum",
+            step,
+            f"index of the {'last' if last else 'first'} {extreme}",
             axis=axis,
             keepdims=1,
             select_last_index=int(last),
         )
-    if last:  # reverse, take the first maximum, map the index back: size - 1 - i
+    if last:  # reverse, take the first extreme, map the index back: size - 1 - i
         x = b.node(
             "Slice",
             [
@@ -61,17 +75,17 @@ def argmax_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, siz
                 b.i64([-1], "reverse_steps"),
             ],
             "reverse",
-            "reverses the axis so that the first maximum is the last one",
+            f"reverses the axis so that the first {extreme} is the last one",
         )
     if dtype in (dtypes.FLOAT32, dtypes.FLOAT16, *_EXACT_IN_FLOAT32):
         if dtype in _EXACT_IN_FLOAT32:
             x = b.cast(x, dtypes.FLOAT32, "to_float", f"{dtype} values are exact in FLOAT32")
-        index = b.node("ArgMax", [x], "argmax", "index of the first maximum", axis=axis, keepdims=1, select_last_index=0)
+        index = b.node(op, [x], step, f"index of the first {extreme}", axis=axis, keepdims=1, select_last_index=0)
     elif b.target.argmax_double and dtype.size == 4:  # 32-bit integers are exact in DOUBLE
         x = b.cast(x, dtypes.FLOAT64, "to_double", f"{dtype} values are exact in FLOAT64")
-        index = b.node("ArgMax", [x], "argmax", "index of the first maximum", axis=axis, keepdims=1, select_last_index=0)
+        index = b.node(op, [x], step, f"index of the first {extreme}", axis=axis, keepdims=1, select_last_index=0)
     else:
-        index = _integer_first_max(b, x, dtype, axis)
+        index = _integer_first_max(b, x, dtype, axis, minimum)
     if last:
         index = b.node("Sub", [b.scalar(size - 1, dtypes.INT64, "last_index"), index], "unreverse", "index in the original order")
     return index
@@ -81,8 +95,9 @@ def argmax_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, siz
 _DIGIT_BITS = 22
 
 
-def _integer_first_max(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int) -> str:
-    """First maximum of INT32/INT64/UINT32/UINT64 along `axis`, exactly and on every EP.
+def _integer_first_max(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, minimum: bool) -> str:
+    """First maximum (or with `minimum`, minimum) of INT32/INT64/UINT32/UINT64 along `axis`,
+    exactly and on every EP.
 
     These values lose precision as floats, and ArgMax on integers is missing from the CUDA EP. So
     the values are mapped to an unsigned key of the same order, cut into 22-bit digits (exact in
@@ -95,6 +110,9 @@ def _integer_first_max(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: in
     key = x if dtype == dtypes.UINT64 else b.cast(x, dtypes.UINT64, "as_uint64", f"{dtype} bits as UINT64 (modular)")
     if dtype.is_signed:  # + 2**(bits-1), modulo 2**64: signed order becomes unsigned order
         key = b.node("Add", [key, b.scalar(2 ** (bits - 1), dtypes.UINT64, "bias")], "order_key", "flips the sign bit")
+    if minimum:  # (2**bits - 1) - key reverses the order within the same bits: the minimum ranks first
+        top_key = b.scalar(2**bits - 1, dtypes.UINT64, "key_max")
+        key = b.node("Sub", [top_key, key], "min_key", "the largest key minus the key: minima become maxima")
     shifts = list(range(0, bits, _DIGIT_BITS))[::-1]  # most significant digit first
     candidates: str | None = None
     for n, shift in enumerate(shifts):
@@ -128,11 +146,14 @@ def _integer_first_max(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: in
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    return reference_arg(desc, inputs, np.argmax)
+
+
+def reference_arg(desc: OperatorDesc, inputs: dict[str, np.ndarray], first: Callable[..., np.ndarray]) -> np.ndarray:
+    """numpy: `first` (np.argmax or np.argmin, both first on ties) over the merged axes."""
     x = inputs["InputTensor"]
     flat, _ = common.merge_axes_reference(x, desc["Axes"])
-    if desc["AxisDirection"] == "DECREASING":
-        index = flat.shape[1] - 1 - np.argmax(flat[:, ::-1], axis=1)
-    else:
-        index = np.argmax(flat, axis=1)
+    last = desc["AxisDirection"] == "DECREASING"
+    index = flat.shape[1] - 1 - first(flat[:, ::-1], axis=1) if last else first(flat, axis=1)
     out = desc.tensor("OutputTensor")
     return index.astype(out.data_type.numpy).reshape(out.sizes)

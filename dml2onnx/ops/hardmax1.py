@@ -1,4 +1,5 @@
-"""DML_OPERATOR_ACTIVATION_HARDMAX1: 1 at the first maximum over the joint Axes, 0 elsewhere."""
+"""DML_OPERATOR_ACTIVATION_HARDMAX1: 1 at the first maximum over the joint Axes, 0 elsewhere.
+The single-axis ACTIVATION_HARDMAX (hardmax.py) reuses this lowering and reference."""
 
 from __future__ import annotations
 
@@ -16,11 +17,19 @@ def validate(desc: OperatorDesc) -> None:
     common.check_axes(desc, desc.tensor("InputTensor").rank)
 
 
+def reduced_axes(desc: OperatorDesc) -> tuple[int, ...]:
+    """The axes, ascending. The single-axis forms (no Axes field) reduce the last dimension: the
+    *1 pages call them equivalent to AxisCount 1, Axes {DimensionCount - 1}."""
+    if "Axes" in desc.values:
+        return tuple(sorted(desc["Axes"]))
+    return (desc.tensor("InputTensor").rank - 1,)
+
+
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     # ArgMax (first maximum) + OneHot: exact on ties, runs on every EP. ONNX Hardmax is absent
     # from the CUDA EP, and ReduceMax + Equal marks every tied maximum.
     x = desc.tensor("InputTensor")
-    plan = common.JointAxes(x.sizes, tuple(sorted(desc["Axes"])), last=b.variant == "last_axis")
+    plan = common.JointAxes(x.sizes, reduced_axes(desc), last=b.variant == "last_axis")
     merged = plan.merge(b, inputs["InputTensor"])
     if b.target.native_hardmax:  # ONNX Hardmax-13 (first maximum): DML_ACTIVATION_HARDMAX again
         y = b.node("Hardmax", [merged], "hardmax", "1 at the first maximum of the merged axis", axis=plan.axis)
@@ -51,7 +60,7 @@ def one_hot_01(b: GraphBuilder, index: str, depth: int, axis: int, dtype: dtypes
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     x = inputs["InputTensor"]
-    flat, plan = common.merge_axes_reference(x, desc["Axes"])
+    flat, plan = common.merge_axes_reference(x, reduced_axes(desc))
     out = np.zeros(flat.shape, dtype=x.dtype)
     out[np.arange(flat.shape[0]), np.argmax(flat, axis=1)] = 1  # np.argmax: first maximum
     return common.unmerge_reference(out, plan)

@@ -1,4 +1,6 @@
-"""DML_OPERATOR_ACTIVATION_LOG_SOFTMAX1: x - log(sum(exp(x))) over the joint Axes."""
+"""DML_OPERATOR_ACTIVATION_LOG_SOFTMAX1: x - log(sum(exp(x))) over the joint Axes. The single-axis
+ACTIVATION_LOG_SOFTMAX (log_softmax.py) reuses this lowering and reference; SOFTMAX1 (softmax1.py)
+shares the reduction chain."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ validate = hardmax1.validate  # same tensor rules, types and axes rules as HARDM
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     x = desc.tensor("InputTensor")
-    axes = tuple(sorted(desc["Axes"]))
+    axes = hardmax1.reduced_axes(desc)
     if b.variant == "reduce_chain":
         return _reduce_chain(b, inputs["InputTensor"], list(axes), x.data_type)
     # ONNX LogSoftmax (opset 13) reduces one axis and subtracts the maximum first, so it is
@@ -32,21 +34,38 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     return plan.unmerge(b, y)
 
 
-def _reduce_chain(b: GraphBuilder, x: str, axes: list[int], dtype: dtypes.DataType) -> str:
-    """(x - max) - log(sum(exp(x - max))) with reductions over the axes where they are: no
-    Transpose for axes that are not contiguous. FLOAT16 sums in FLOAT32 (they may exceed 65504)."""
+def exp_sum_chain(b: GraphBuilder, x: str, axes: list[int], dtype: dtypes.DataType) -> tuple[str, str, str]:
+    """x - max, exp(x - max) and its sum over the axes, reduced where they are: no Transpose for
+    axes that are not contiguous. FLOAT16 is computed in FLOAT32 (sums may exceed 65504); pass
+    the result through `back_to_float16`."""
     if dtype == dtypes.FLOAT16:
         x = b.cast(x, dtypes.FLOAT32, "to_float32", "sums of many exponentials need FLOAT32")
     top = b.reduce("ReduceMax", x, axes, "max", f"the maximum over axes {axes}")
     centered = b.node("Sub", [x, top], "centered", "x - max")
-    total = b.reduce("ReduceSum", b.node("Exp", [centered], "exp", "exp(x - max)"), axes, "sum", "sum of exp(x - max)")
-    y = b.node("Sub", [centered, b.node("Log", [total], "log_sum", "log(sum)")], "log_softmax", "(x - max) - log(sum)")
+    exp = b.node("Exp", [centered], "exp", "exp(x - max)")
+    total = b.reduce("ReduceSum", exp, axes, "sum", "sum of exp(x - max)")
+    return centered, exp, total
+
+
+def back_to_float16(b: GraphBuilder, y: str, dtype: dtypes.DataType) -> str:
     return b.cast(y, dtypes.FLOAT16, "to_float16", "the result in FLOAT16") if dtype == dtypes.FLOAT16 else y
+
+
+def _reduce_chain(b: GraphBuilder, x: str, axes: list[int], dtype: dtypes.DataType) -> str:
+    """(x - max) - log(sum(exp(x - max)))."""
+    centered, _, total = exp_sum_chain(b, x, axes, dtype)
+    y = b.node("Sub", [centered, b.node("Log", [total], "log_sum", "log(sum)")], "log_softmax", "(x - max) - log(sum)")
+    return back_to_float16(b, y, dtype)
+
+
+def centered_reference(desc: OperatorDesc, x: np.ndarray) -> tuple[np.ndarray, common.JointAxes]:
+    """numpy: the input in float64 as rows over the joint axes, minus each row's maximum."""
+    flat, plan = common.merge_axes_reference(x.astype(np.float64), hardmax1.reduced_axes(desc))
+    return flat - flat.max(axis=1, keepdims=True), plan
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     x = inputs["InputTensor"]
-    flat, plan = common.merge_axes_reference(x.astype(np.float64), desc["Axes"])
-    shifted = flat - flat.max(axis=1, keepdims=True)
+    shifted, plan = centered_reference(desc, x)
     out = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
     return common.unmerge_reference(out, plan).astype(x.dtype)

@@ -1,39 +1,111 @@
 """DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION:
 FusedActivation(Scale * (x - mean) / sqrt(variance + Epsilon) + Bias) over {H, W} per channel,
-or over {C, H, W} with CrossChannel; without NormalizeVariance, Scale * (x - mean) + Bias."""
+or over {C, H, W} with CrossChannel; without NormalizeVariance, Scale * (x - mean) + Bias.
+
+This module is also the core of MEAN_VARIANCE_NORMALIZATION1 (any Axes) and
+MEAN_VARIANCE_NORMALIZATION2 (UseMean, UseVariance): each desc is read as a `Norm`. Variance is the
+population variance (divided by N); an absent Scale is 1 and an absent Bias 0."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, featurelevels
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..errors import ModelError
 from . import activations, common
 
 TENSORS = ("InputTensor", "ScaleTensor", "BiasTensor", "OutputTensor")
+EXTRAS = ("ScaleTensor", "BiasTensor")
+
+
+@dataclass(frozen=True)
+class Norm:
+    """What the three operators compute: over `axes` (ascending), x - mean (or x itself without
+    `use_mean`), divided by sqrt(mean of its squares + Epsilon) with `use_variance`."""
+
+    axes: tuple[int, ...]
+    use_mean: bool
+    use_variance: bool
+
+
+def norm(desc: OperatorDesc) -> Norm:
+    op = desc.schema.name
+    if op == "MEAN_VARIANCE_NORMALIZATION":
+        return Norm(tuple(axes(desc)), True, desc["NormalizeVariance"])
+    if op == "MEAN_VARIANCE_NORMALIZATION1":
+        return Norm(tuple(sorted(desc["Axes"])), True, desc["NormalizeVariance"])
+    # MVN2's page says "TBD" for both flags; ONNX Runtime's DirectML EP sets UseMean = false for
+    # SimplifiedLayerNormalization (RMSNorm), so without it the variance is taken about 0.
+    return Norm(tuple(sorted(desc["Axes"])), desc["UseMean"], desc["UseVariance"])
+
+
+# -- validation -------------------------------------------------------------------------------
 
 
 def validate(desc: OperatorDesc) -> None:
     for name in TENSORS:
         common.check_same_type(desc, name, "InputTensor")
     common.check_same_sizes(desc, "OutputTensor", "InputTensor")
-    x = desc.tensor("InputTensor")
-    for name in ("ScaleTensor", "BiasTensor"):
-        t = desc.optional_tensor(name)
-        if t is None:
-            continue
-        for i, (s, full) in enumerate(zip(t.sizes, x.sizes, strict=True)):
-            if s not in (1, full):
-                raise ModelError(desc.at(name, "Sizes", i), f"must be {full} (InputTensor.Sizes[{i}]) or 1 to broadcast, not {s}")
+    if desc.schema.name != "MEAN_VARIANCE_NORMALIZATION":
+        common.check_axes(desc, desc.tensor("InputTensor").rank)
+    for name in EXTRAS:
+        _check_broadcast(desc, name)
+    _check_pairing(desc)
     if desc["FusedActivation"] is not None:
         activations.validate(desc["FusedActivation"])
 
 
+def _check_broadcast(desc: OperatorDesc, name: str) -> None:
+    """Same DimensionCount as the input; each size the input's or 1 (MVN1/MVN2 before 4_0: the
+    channel size, dimension 1, must be the input's)."""
+    t = desc.optional_tensor(name)
+    if t is None:
+        return
+    common.check_same_rank(desc, name, "InputTensor")
+    x = desc.tensor("InputTensor")
+    for i, (s, full) in enumerate(zip(t.sizes, x.sizes, strict=True)):
+        if s not in (1, full):
+            raise ModelError(desc.at(name, "Sizes", i), f"must be {full} (InputTensor.Sizes[{i}]) or 1 to broadcast, not {s}")
+        if i == 1 and s != full and desc.schema.name != "MEAN_VARIANCE_NORMALIZATION":
+            featurelevels.require(desc, "4_0", desc.at(name, "Sizes", 1), f"{name}.Sizes[1] = 1 (broadcast over the channels)")
+
+
+def _check_pairing(desc: OperatorDesc) -> None:
+    present = [n for n in EXTRAS if desc.optional_tensor(n) is not None]
+    if len(present) == 1:
+        other = next(n for n in EXTRAS if n not in present)
+        featurelevels.require(desc, "5_2", desc.at(present[0]), f"a {present[0]} without a {other}")
+
+
+def candidate_applies(desc: OperatorDesc, variant: str, opset: int) -> bool:
+    """MVN1/MVN2's rule for choices.VARIANTS (the original MVN has its own in choices.py)."""
+    n = norm(desc)
+    rank = desc.tensor("InputTensor").rank
+    mean_and_variance = n.use_mean and n.use_variance
+    if variant == "layer_norm":  # RMSNorm has no ONNX op before opset 23: the chain does it
+        return mean_and_variance and opset >= 17 and n.axes == tuple(range(n.axes[0], rank))
+    if variant == "instance_norm":
+        return mean_and_variance and rank >= 3 and n.axes == tuple(range(2, rank)) and _per_channel_extras(desc)
+    return True
+
+
+def _per_channel_extras(desc: OperatorDesc) -> bool:
+    """Scale and Bias vary at most along dimension 1 (InstanceNormalization's [C] form)."""
+    extras = [desc.optional_tensor(n) for n in EXTRAS]
+    return all(t is None or all(s == 1 for i, s in enumerate(t.sizes) if i != 1) for t in extras)
+
+
+# -- lowering ---------------------------------------------------------------------------------
+
+
 def axes(desc: OperatorDesc) -> list[int]:
+    if desc.schema.name != "MEAN_VARIANCE_NORMALIZATION":
+        return list(norm(desc).axes)
     return [1, 2, 3] if desc["CrossChannel"] else [2, 3]
 
 
@@ -68,16 +140,23 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         if native:
             return _scale_bias_activation(desc, b, y, lambda name: inputs[name], False)
         return _scale_bias_activation(desc, b, y, f32, half)
-    x = f32("InputTensor")
-    mean = b.reduce("ReduceMean", x, axes(desc), "mean", f"mean over axes {axes(desc)}")
-    y = b.node("Sub", [x, mean], "centered", "x - mean")
-    if desc["NormalizeVariance"]:
-        square = b.node("Mul", [y, y], "squared", "(x - mean)^2")
-        var = b.reduce("ReduceMean", square, axes(desc), "variance", "mean of the squares")
+    return _scale_bias_activation(desc, b, _reduce_chain(desc, b, f32("InputTensor")), f32, half)
+
+
+def _reduce_chain(desc: OperatorDesc, b: GraphBuilder, x: str) -> str:
+    n, ax = norm(desc), axes(desc)
+    y = x
+    if n.use_mean:
+        mean = b.reduce("ReduceMean", x, ax, "mean", f"mean over axes {ax}")
+        y = b.node("Sub", [x, mean], "centered", "x - mean")
+    if n.use_variance:
+        square = b.node("Mul", [y, y], "squared", "(x - mean)^2" if n.use_mean else "x^2")
+        var = b.reduce("ReduceMean", square, ax, "variance", "mean of the squares")
         eps = b.node("Add", [var, b.scalar(desc["Epsilon"], dtypes.FLOAT32, "epsilon")], "plus_epsilon", "variance + Epsilon")
         std = b.node("Sqrt", [eps], "std", "sqrt(variance + Epsilon)")
-        y = b.node("Div", [y, std], "normalized", "(x - mean) / sqrt(variance + Epsilon)")
-    return _scale_bias_activation(desc, b, y, f32, half)
+        doc = "(x - mean) / sqrt(variance + Epsilon)" if n.use_mean else "x / sqrt(mean(x^2) + Epsilon)"
+        y = b.node("Div", [y, std], "normalized", doc)
+    return y
 
 
 def _fused_activation(desc: OperatorDesc, b: GraphBuilder, y: str) -> str:
@@ -92,8 +171,9 @@ def _fused_activation(desc: OperatorDesc, b: GraphBuilder, y: str) -> str:
 
 
 def _instance_norm(desc: OperatorDesc, b: GraphBuilder, f32: Callable[[str], str], half: bool) -> str:
-    """InstanceNormalization: Scale * (x - mean) / sqrt(variance + Epsilon) + Bias over H, W per
-    (N, C), Scale and Bias of shape [C] (DML's [1, C, 1, 1] or [1, 1, 1, 1], reshaped or expanded)."""
+    """InstanceNormalization: Scale * (x - mean) / sqrt(variance + Epsilon) + Bias over the axes
+    after N, C per (N, C), Scale and Bias of shape [C] (DML's [1, C, 1, ...] or all 1, reshaped or
+    expanded)."""
     channels = desc.tensor("InputTensor").sizes[1]
     x = f32("InputTensor")
     per_channel = []
@@ -110,11 +190,12 @@ def _instance_norm(desc: OperatorDesc, b: GraphBuilder, f32: Callable[[str], str
                 f"{name} repeated for every channel",
             )
         per_channel.append(flat)
+    over = "H, W" if axes(desc) == [2, 3] else f"axes {axes(desc)}"
     y = b.node(
         "InstanceNormalization",
         [x, *per_channel],
         "instance_norm",
-        "Scale * (x - mean) / sqrt(variance + Epsilon) + Bias over H, W",
+        f"Scale * (x - mean) / sqrt(variance + Epsilon) + Bias over {over}",
         epsilon=desc["Epsilon"],
     )
     y = _fused_activation(desc, b, y)
@@ -132,13 +213,16 @@ def _scale_bias_activation(desc: OperatorDesc, b: GraphBuilder, y: str, f32: Cal
     return y
 
 
+# -- reference --------------------------------------------------------------------------------
+
+
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    n = norm(desc)  # MVN: {C, H, W} or {H, W}, the page's words
     x = inputs["InputTensor"].astype(np.float64)
-    ax = (1, 2, 3) if desc["CrossChannel"] else (2, 3)  # {C, H, W} or {H, W}: the page's words
     with np.errstate(all="ignore"):
-        y = x - x.mean(axis=ax, keepdims=True)
-        if desc["NormalizeVariance"]:
-            var = (y * y).mean(axis=ax, keepdims=True)
+        y = x - x.mean(axis=n.axes, keepdims=True) if n.use_mean else x
+        if n.use_variance:
+            var = (y * y).mean(axis=n.axes, keepdims=True)
             y = y / np.sqrt(var + np.float64(np.float32(desc["Epsilon"])))
         if inputs.get("ScaleTensor") is not None:
             y = y * inputs["ScaleTensor"].astype(np.float64)

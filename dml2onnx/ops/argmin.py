@@ -1,0 +1,27 @@
+"""DML_OPERATOR_ARGMIN: index of the minimum over the joint Axes, first (INCREASING) or last
+(DECREASING) on ties, counted in row-major order of the reduced axes. ARGMAX's rules and
+lowering with the order reversed: ONNX ArgMin for floats and 8/16-bit integers; 32/64-bit integers
+ranked exactly by argmax.py's digits of the reversed order key, never through FLOAT32."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..builder import GraphBuilder
+from ..desc import OperatorDesc
+from . import argmax
+
+validate = argmax.validate  # same fields, tables and relational rules as ARGMAX
+
+
+def variant_applies(desc: OperatorDesc, variant: str, opset: int) -> bool:
+    """`last_axis` only where the axes do not already end at the last dimension (else the same graph)."""
+    return variant != "last_axis" or max(desc["Axes"]) != desc.tensor("InputTensor").rank - 1
+
+
+def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    return argmax.lower_arg(desc, b, inputs, minimum=True)
+
+
+def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    return argmax.reference_arg(desc, inputs, np.argmin)

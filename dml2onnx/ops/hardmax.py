@@ -1,0 +1,35 @@
+"""DML_OPERATOR_ACTIVATION_HARDMAX: 1 at the first maximum of each row (the last dimension), 0
+elsewhere. HARDMAX1 with Axes {DimensionCount - 1}, as its page says; this module holds the rule
+the single-axis forms (HARDMAX, SOFTMAX, LOG_SOFTMAX) share."""
+
+from __future__ import annotations
+
+from ..desc import OperatorDesc
+from ..errors import ModelError
+from . import common, hardmax1
+
+lower = hardmax1.lower  # over hardmax1.reduced_axes: the last dimension
+reference = hardmax1.reference
+
+
+def validate(desc: OperatorDesc) -> None:
+    check_effective_rank(desc)
+    common.check_same_type(desc, "OutputTensor", "InputTensor")
+    common.check_same_sizes(desc, "OutputTensor", "InputTensor")
+
+
+def effective_rank(sizes: tuple[int, ...]) -> int:
+    """DimensionCount excluding the leftmost dimensions of size 1 ({1, 1, B, W} has 2)."""
+    leading_ones = next((i for i, s in enumerate(sizes) if s != 1), len(sizes))
+    return len(sizes) - leading_ones
+
+
+def check_effective_rank(desc: OperatorDesc) -> None:
+    sizes = desc.tensor("InputTensor").sizes
+    rank = effective_rank(sizes)
+    if rank > 2:
+        raise ModelError(
+            desc.at("InputTensor", "Sizes"),
+            f"InputTensor of DML_{desc.schema.name} must have an effective rank no greater than 2 (DimensionCount "
+            f"excluding leftmost dimensions of size 1), not {rank} for Sizes {list(sizes)}",
+        )
