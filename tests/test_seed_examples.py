@@ -1,4 +1,4 @@
-"""Every example on the five seed pages, through the command line, asserting the exact values."""
+"""Every example on the operator pages (models/), through the command line, asserting the exact values."""
 
 from __future__ import annotations
 
@@ -82,3 +82,26 @@ def test_print_text_is_dxdispatch_format() -> None:
         "Resource 'rows': 2, 2, 1",
         "Resource 'all': 7",
     ]
+
+
+def test_argmin_page_examples_and_ties() -> None:
+    got = run_model("argmin")
+    assert got["columns"] == [0, 1, 2]
+    assert got["rows"] == [0, 1, 0]
+    assert got["all"] == [4]
+    assert got["first"] == [0] and got["last"] == [4]  # argmin({1, 2, 3, 2, 1}) by AxisDirection
+
+
+def test_reduce_page_examples() -> None:
+    got = run_model("reduce")
+    assert got["columns"] == [6, 6, 9]
+    assert got["rows"] == [6, 7, 8]
+    assert got["all"] == [21]
+    assert got["argmax_all"] == [7]
+
+
+def test_strided_views() -> None:
+    got = run_model("strided_views")
+    assert got["row_max"] == [1, 99, 0, 99]  # written through strides [2, 1]: the gaps keep 99
+    assert got["column_max"] == [1, 0, 1, 1]  # the transposed view: max of (3, 8), (9, 2), (1, 7), (4, 6)
+    assert got["first_row_hardmax"] == [0, 1, 0, 0] * 3  # stride 0: the first row three times

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes
+from .. import dtypes, featurelevels
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..errors import ModelError
@@ -76,6 +76,22 @@ def _gelu(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
     )
 
 
+def _shrink(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
+    if p["Threshold"] >= 0:  # the two ranges are disjoint: ONNX Shrink's order does not matter
+        return _single("Shrink", "x - Bias if x > Threshold, x + Bias if x < -Threshold, else 0", bias="Bias", lambd="Threshold")(
+            b, x, p
+        )
+    # A negative Threshold: x > Threshold wins where both hold (the page's order; ONNX Shrink
+    # tests x < -lambd first)
+    t = p["Threshold"]
+    above = b.node("Greater", [x, _c(b, t, "threshold")], "above", "x > Threshold")
+    below = b.node("Less", [x, _c(b, -t, "minus_threshold")], "below", "x < -Threshold")
+    low = b.node("Add", [x, _c(b, p["Bias"], "bias")], "plus_bias", "x + Bias")
+    high = b.node("Sub", [x, _c(b, p["Bias"], "bias")], "minus_bias", "x - Bias")
+    rest = b.node("Where", [below, low, _c(b, 0.0, "zero")], "low_or_zero", "x + Bias if x < -Threshold else 0")
+    return b.node("Where", [above, high, rest], "shrink", "x - Bias if x > Threshold, else the rest")
+
+
 def _single(op: str, doc: str, **attrs: str) -> Callable[[GraphBuilder, str, dict[str, float]], str]:
     """An ONNX op with the same formula; attrs maps ONNX attribute -> DML field."""
 
@@ -125,8 +141,7 @@ ACTIVATIONS: dict[str, Activation] = {
     "ACTIVATION_SOFTSIGN": Activation(_single("Softsign", "x / (1 + |x|)"), lambda x, p: x / (1 + np.abs(x))),
     "ACTIVATION_IDENTITY": Activation(lambda b, x, p: x, lambda x, p: x),
     "ACTIVATION_SHRINK": Activation(
-        _single("Shrink", "x - Bias if x > Threshold, x + Bias if x < -Threshold, else 0", bias="Bias", lambd="Threshold"),
-        lambda x, p: np.where(x > p["Threshold"], x - p["Bias"], np.where(x < -p["Threshold"], x + p["Bias"], 0.0)),
+        _shrink, lambda x, p: np.where(x > p["Threshold"], x - p["Bias"], np.where(x < -p["Threshold"], x + p["Bias"], 0.0))
     ),
     "ACTIVATION_GELU": Activation(_gelu, lambda x, p: 0.5 * x * (1 + _erf(x / math.sqrt(2)))),
 }
@@ -136,9 +151,21 @@ def params(act: OperatorDesc) -> dict[str, float]:
     return {k: v for k, v in act.values.items() if isinstance(v, float)}
 
 
+def float32_params(act: OperatorDesc) -> dict[str, float]:
+    """The parameters as DirectML holds them (FLOAT): what the lowered graph's constants are."""
+    return {k: float(np.float32(v)) for k, v in params(act).items()}
+
+
 def validate(act: OperatorDesc) -> None:
-    if act.schema.name == "ACTIVATION_SOFTPLUS" and not act["Steepness"] >= 1:
-        raise ModelError(act.at("Steepness"), "Steepness cannot be less than 1")
+    """Fused or standalone: the parameters' rules at act.level (a fused activation has its
+    operator's level)."""
+    if act.schema.name != "ACTIVATION_SOFTPLUS":
+        return
+    steepness = act["Steepness"]
+    if steepness == 0:
+        raise ModelError(act.at("Steepness"), "Steepness must not be 0 (ln(1 + exp(Steepness * x)) / Steepness)")
+    if not steepness >= 1:  # "cannot be less than 1" until 6_4 allowed it
+        featurelevels.require(act, "6_4", act.at("Steepness"), f"Steepness {steepness} (less than 1)")
 
 
 def lower(b: GraphBuilder, x: str, act: OperatorDesc) -> str:
@@ -147,4 +174,4 @@ def lower(b: GraphBuilder, x: str, act: OperatorDesc) -> str:
 
 def reference(x: np.ndarray, act: OperatorDesc) -> np.ndarray:
     with np.errstate(all="ignore"):
-        return ACTIVATIONS[act.schema.name].reference(x, params(act))
+        return ACTIVATIONS[act.schema.name].reference(x, float32_params(act))

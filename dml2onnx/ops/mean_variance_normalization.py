@@ -36,7 +36,7 @@ class Norm:
 def norm(desc: OperatorDesc) -> Norm:
     op = desc.schema.name
     if op == "MEAN_VARIANCE_NORMALIZATION":
-        return Norm(tuple(axes(desc)), True, desc["NormalizeVariance"])
+        return Norm((1, 2, 3) if desc["CrossChannel"] else (2, 3), True, desc["NormalizeVariance"])
     if op == "MEAN_VARIANCE_NORMALIZATION1":
         return Norm(tuple(sorted(desc["Axes"])), True, desc["NormalizeVariance"])
     # MVN2's page says "TBD" for both flags; ONNX Runtime's DirectML EP sets UseMean = false for
@@ -104,9 +104,7 @@ def _per_channel_extras(desc: OperatorDesc) -> bool:
 
 
 def axes(desc: OperatorDesc) -> list[int]:
-    if desc.schema.name != "MEAN_VARIANCE_NORMALIZATION":
-        return list(norm(desc).axes)
-    return [1, 2, 3] if desc["CrossChannel"] else [2, 3]
+    return list(norm(desc).axes)
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:

@@ -1,0 +1,304 @@
+"""Graph and Expression: DirectML descs built by function calls, with the output tensor descs
+computed as DirectMLX computes them, each desc validated as the JSON path validates it."""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from .. import __version__, dtypes, featurelevels, lowering, ops, runtime
+from ..builder import DEFAULT_OPSET
+from ..desc import OperatorDesc, parse_operator_desc, parse_tensor_desc
+from ..errors import RuntimeFailure
+from ..tensor import TensorDesc
+
+Outputs = Mapping[str, "Expression"] | Sequence["Expression"]
+Arrays = Mapping[str, np.ndarray]
+
+
+@dataclass(frozen=True, eq=False)
+class Node:
+    """One operator call: its name (`ArgMax_1`, the error path and node-name prefix), its
+    validated desc and the expressions bound to its input tensor fields."""
+
+    name: str
+    desc: OperatorDesc
+    inputs: dict[str, Expression]
+
+
+@dataclass(frozen=True, eq=False)
+class Expression:
+    """A tensor of a Graph: a graph input (`node` is None) or an operator's OutputTensor."""
+
+    graph: Graph
+    tensor_desc: TensorDesc
+    name: str  # the input's name, or the call's
+    node: Node | None = None
+
+    @property
+    def data_type(self) -> str:
+        return self.tensor_desc.data_type.name
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return self.tensor_desc.sizes
+
+    @property
+    def rank(self) -> int:
+        return self.tensor_desc.rank
+
+    def __repr__(self) -> str:
+        return f"<Expression {self.name}: {self.tensor_desc.describe()}>"
+
+
+def tensor_json(t: TensorDesc) -> dict[str, Any]:
+    """A TensorDesc as DxDispatch's short form."""
+    obj: dict[str, Any] = {"DataType": t.data_type.name, "Sizes": list(t.sizes)}
+    if t.strides is not None:
+        obj["Strides"] = list(t.strides)
+    return obj
+
+
+def json_float(v: float) -> float | str:
+    """DxDispatch writes non-finite floats as "nan", "inf", "-inf"."""
+    return float(v) if math.isfinite(v) else str(float(v)).replace("infinity", "inf")
+
+
+class Graph:
+    """Collects operator calls; `feature_level` is the DML_FEATURE_LEVEL every desc must be valid for."""
+
+    def __init__(self, feature_level: str = featurelevels.NEWEST) -> None:
+        self.feature_level = featurelevels.parse(feature_level)
+        self.inputs: dict[str, Expression] = {}
+        self.nodes: list[Node] = []
+        self._names: set[str] = set()
+
+    # -- building ------------------------------------------------------------------------------
+    def input(self, name: str, data_type: str, sizes: Sequence[int], strides: Sequence[int] | None = None) -> Expression:
+        """A graph input; `strides` (in elements) lay it out in its DxDispatch buffer."""
+        if name in self._names:
+            raise ValueError(f"the name {name!r} is already used in this graph")
+        obj: dict[str, Any] = {"DataType": data_type.removeprefix("DML_TENSOR_DATA_TYPE_"), "Sizes": list(sizes)}
+        if strides is not None:
+            obj["Strides"] = list(strides)
+        x = Expression(self, parse_tensor_desc(obj, (name,)), name)
+        self._names.add(name)
+        self.inputs[name] = x
+        return x
+
+    def call(
+        self,
+        function: str,
+        op: str,
+        tensors: Mapping[str, Expression | None],
+        fields: Mapping[str, Any],
+        output_type: str | dtypes.DataType,
+        output_sizes: Sequence[int],
+    ) -> Expression:
+        """Validate one operator desc (as DxDispatch JSON, with the error path `<function>_<n>`)
+        and return its OutputTensor."""
+        name = self._new_name(function)
+        for field, e in tensors.items():
+            if e is not None and e.graph is not self:
+                raise ValueError(f"{name}: {field} {e.name!r} belongs to another Graph")
+        type_name = output_type.name if isinstance(output_type, dtypes.DataType) else output_type
+        out = {"DataType": type_name.removeprefix("DML_TENSOR_DATA_TYPE_"), "Sizes": list(output_sizes)}
+        obj: dict[str, Any] = {f: tensor_json(e.tensor_desc) for f, e in tensors.items() if e is not None}
+        obj["OutputTensor"] = out
+        for key, value in fields.items():
+            if key == "Axes":
+                obj["AxisCount"] = len(value)
+            obj[key] = value
+        desc = parse_operator_desc(op, obj, (name,), (name,), level=self.feature_level)
+        lowering.validate(desc)
+        self._names.add(name)
+        node = Node(name, desc, {f: e for f, e in tensors.items() if e is not None})
+        self.nodes.append(node)
+        return Expression(self, desc.tensor("OutputTensor"), name, node)
+
+    def _new_name(self, function: str) -> str:
+        n = 1
+        while f"{function}_{n}" in self._names:
+            n += 1
+        return f"{function}_{n}"
+
+    # -- what a set of outputs needs -------------------------------------------------------------
+    def _named(self, outputs: Outputs) -> list[tuple[str, Expression]]:
+        pairs = list(outputs.items()) if isinstance(outputs, Mapping) else [(e.name, e) for e in outputs]
+        if not pairs:
+            raise ValueError("at least one output is required")
+        seen: set[str] = set()
+        named = []
+        for key, e in pairs:
+            if not isinstance(e, Expression) or e.graph is not self:
+                raise ValueError(f"output {key!r} is not an Expression of this Graph")
+            name, n = key, 1
+            while name in seen:  # the same call listed twice
+                n += 1
+                name = f"{key}_{n}"
+            seen.add(name)
+            named.append((name, e))
+        return named
+
+    def _needed(self, named: list[tuple[str, Expression]]) -> tuple[list[Expression], list[Node]]:
+        """The graph inputs and the calls (in call order) that the outputs depend on."""
+        nodes: set[Node] = set()
+        inputs: set[Expression] = set()
+        todo = [e for _, e in named]
+        while todo:
+            e = todo.pop()
+            if e.node is None:
+                inputs.add(e)
+            elif e.node not in nodes:
+                nodes.add(e.node)
+                todo.extend(e.node.inputs.values())
+        return [x for x in self.inputs.values() if x in inputs], [n for n in self.nodes if n in nodes]
+
+    def _feeds(self, inputs: Arrays, needed: list[Expression]) -> dict[str, np.ndarray]:
+        feeds = {}
+        for x in needed:
+            if x.name not in inputs:
+                raise ValueError(f"input {x.name!r} ({x.tensor_desc.describe()}) has no value")
+            a = np.asarray(inputs[x.name], dtype=x.tensor_desc.data_type.numpy)
+            if a.shape != x.sizes:
+                raise ValueError(f"input {x.name!r} must have shape {list(x.sizes)}, not {list(a.shape)}")
+            feeds[x.name] = a
+        return feeds
+
+    # -- compiling -------------------------------------------------------------------------------
+    def to_onnx(self, outputs: Outputs, opset: int = DEFAULT_OPSET, target: str = "portable") -> onnx.ModelProto:
+        """One ONNX graph: each call's lowered graph, chained; inputs are the graph inputs used."""
+        named = self._named(outputs)
+        used, nodes = self._needed(named)
+        out_value: dict[Node, str] = {}
+        for key, e in named:
+            if e.node is not None and e.node not in out_value:
+                out_value[e.node] = key
+        for key, e in named:
+            if key in self.inputs and self.inputs[key] is not e:
+                raise ValueError(f"output name {key!r} is the name of an input")
+        value: dict[Expression | Node, str] = {x: x.name for x in used}
+        graph_nodes: list[onnx.NodeProto] = []
+        initializers: list[onnx.TensorProto] = []
+        for node in nodes:
+            lowered = lowering.lower(node.desc, node.name, opset, target)
+            result = out_value.get(node, f"{node.name}/OutputTensor")
+            renames = {f: value[_source(e)] for f, e in node.inputs.items()} | {"OutputTensor": result}
+            for n in lowered.graph.node:
+                n.input[:] = [renames.get(v, v) for v in n.input]
+                n.output[:] = [renames.get(v, v) for v in n.output]
+                graph_nodes.append(n)
+            initializers.extend(lowered.graph.initializer)
+            value[node] = result
+        for key, e in named:
+            if value[_source(e)] != key:  # a graph input or a call listed again
+                graph_nodes.append(helper.make_node("Identity", [value[_source(e)]], [key], name=f"outputs/{key}"))
+        graph = helper.make_graph(
+            graph_nodes,
+            "dmlx",
+            [helper.make_tensor_value_info(x.name, x.tensor_desc.data_type.onnx, list(x.sizes)) for x in used],
+            [helper.make_tensor_value_info(k, e.tensor_desc.data_type.onnx, list(e.sizes)) for k, e in named],
+            initializers,
+            doc_string=f"dml2onnx.dmlx graph lowered by dml2onnx {__version__}",
+        )
+        opsets = [helper.make_opsetid("", opset)]
+        model = helper.make_model(
+            graph, opset_imports=opsets, producer_name="dml2onnx", producer_version=__version__,
+            ir_version=helper.find_min_ir_version_for(opsets),
+        )  # fmt: skip
+        descs = {n.name: {"type": n.desc.schema.full_name, "desc": n.desc.source} for n in nodes}
+        helper.set_model_props(
+            model,
+            {
+                "dml2onnx.version": __version__,
+                "dml2onnx.target": target,
+                "dml2onnx.opset": str(opset),
+                "dml2onnx.feature_level": self.feature_level,
+                "dml2onnx.dispatchables": json.dumps(descs, sort_keys=True),
+            },
+        )
+        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
+        onnx.checker.check_model(model, full_check=True)
+        return model
+
+    def to_dxdispatch(self, outputs: Outputs, inputs: Arrays | None = None) -> dict[str, Any]:
+        """An equivalent DxDispatch model: one resource per input (its values laid out by its
+        strides, zeros without `inputs`) and per call, one dispatch per call, a print per output."""
+        named = self._named(outputs)
+        used, nodes = self._needed(named)
+        feeds = self._feeds(inputs, used) if inputs is not None else {}
+        resource: dict[Node, str] = {}
+        for key, e in named:  # an output's resource takes the output's name when it is free
+            if e.node is not None and e.node not in resource and key not in self._names - {e.node.name}:
+                resource[e.node] = key
+        resources: dict[str, Any] = {x.name: _input_resource(x, feeds.get(x.name)) for x in used}
+        commands: list[dict[str, Any]] = []
+        for node in nodes:
+            name = resource.setdefault(node, node.name)
+            out = node.desc.tensor("OutputTensor")
+            resources[name] = {
+                "initialValuesDataType": out.data_type.name,
+                "initialValues": {"valueCount": out.element_count, "value": 0},
+            }
+            bindings = {f: (e.name if e.node is None else resource[e.node]) for f, e in node.inputs.items()}
+            bindings["OutputTensor"] = name
+            commands.append({"type": "dispatch", "dispatchable": node.name, "bindings": bindings})
+        for _, e in named:
+            commands.append({"type": "print", "resource": e.name if e.node is None else resource[e.node]})
+        dispatchables = {n.name: {"type": n.desc.schema.full_name, "desc": copy.deepcopy(n.desc.source)} for n in nodes}
+        return {"resources": resources, "dispatchables": dispatchables, "commands": commands}
+
+    # -- running ---------------------------------------------------------------------------------
+    def run(
+        self, inputs: Arrays, outputs: Outputs, ep: str = "cpu", opset: int = DEFAULT_OPSET, target: str = "portable"
+    ) -> dict[str, np.ndarray] | list[np.ndarray]:
+        """The to_onnx graph on ONNX Runtime's `ep` (no CPU fallback for a GPU EP)."""
+        named = self._named(outputs)
+        used, _ = self._needed(named)
+        feeds = self._feeds(inputs, used)
+        session = runtime.create(self.to_onnx(outputs, opset, target), "dmlx", runtime.resolve(ep))
+        try:
+            results = session.session.run([k for k, _ in named], feeds)
+        except Exception as e:  # ORT raises its own exception types for runtime failures
+            raise RuntimeFailure(f"the dmlx graph failed on {runtime.PROVIDERS[session.ep]}: {e}") from None
+        return _shaped(outputs, named, results)
+
+    def reference(self, inputs: Arrays, outputs: Outputs) -> dict[str, np.ndarray] | list[np.ndarray]:
+        """Each call's numpy reference, chained."""
+        named = self._named(outputs)
+        used, nodes = self._needed(named)
+        values: dict[Expression | Node, np.ndarray] = dict(zip(used, self._feeds(inputs, used).values(), strict=True))
+        for node in nodes:
+            arrays = {f: values[_source(e)] for f, e in node.inputs.items()}
+            values[node] = ops.MODULES[node.desc.schema.name].reference(node.desc, arrays)
+        return _shaped(outputs, named, [values[_source(e)] for _, e in named])
+
+
+def _source(e: Expression) -> Expression | Node:
+    """What holds an expression's value: the graph input itself, or the call."""
+    return e if e.node is None else e.node
+
+
+def _shaped(outputs: Outputs, named: list[tuple[str, Expression]], results: list[np.ndarray]) -> Any:
+    if isinstance(outputs, Mapping):
+        return {k: r for (k, _), r in zip(named, results, strict=True)}
+    return list(results)
+
+
+def _input_resource(x: Expression, values: np.ndarray | None) -> dict[str, Any]:
+    t = x.tensor_desc
+    initial: Any = {"valueCount": t.buffer_elements, "value": 0}
+    if values is not None:
+        buffer = np.zeros(t.buffer_elements, t.data_type.numpy)
+        buffer[t.offsets().reshape(-1)] = values.reshape(-1)
+        initial = [json_float(v) for v in buffer.tolist()] if t.data_type.is_float else buffer.tolist()
+    return {"initialValuesDataType": t.data_type.name, "initialValues": initial}
+

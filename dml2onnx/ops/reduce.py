@@ -1,0 +1,224 @@
+"""DML_OPERATOR_REDUCE: one DML_REDUCE_FUNCTION over the joint Axes, which keep size 1.
+
+ARGMAX/ARGMIN give the first extreme index, counted in row-major order of the reduced axes (as
+DML_OPERATOR_ARGMAX/ARGMIN with INCREASING, which the docs call equivalent). LOG_SUM is the
+natural log. Integer SUM, MULTIPLY, SUM_SQUARE and L1 wrap around modulo 2**bits (two's
+complement), as GPU integer arithmetic does: the docs say nothing about overflow, so this is an
+assumption; L1 of an unsigned type is the SUM, and |INT_MIN| wraps to INT_MIN.
+
+Why the lowering looks as it does:
+- Float functions run ONNX Reduce* in FLOAT32 (FLOAT16 is cast up once and the result cast back
+  once): every EP registers FLOAT32 for all of them.
+- The CUDA EP's integer Reduce* cast to FLOAT32 inside (reduction_ops.cc), which is inexact past
+  2**24, so integer sums and products are a tree of element-wise Add/Mul in the tensor's own type
+  (exact and wrapping on every EP), and 32/64-bit MAX/MIN pick the element with the exact integer
+  ranking of argmax.py + GatherElements (ONNX Runtime 1.31's CPU INT64 ReduceMax/Min are wrong in
+  [2**31, 2**32)). 8/16-bit integers are exact in FLOAT32, so their MAX/MIN reduce there."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import GraphBuilder
+from ..desc import OperatorDesc
+from . import common
+from .argmax import argmax_index
+
+ARG_FUNCTIONS = ("ARGMAX", "ARGMIN")
+
+# function -> ONNX op, run in FLOAT32 for float tensors
+_FLOAT_OPS = {
+    "AVERAGE": "ReduceMean",
+    "L1": "ReduceL1",
+    "L2": "ReduceL2",
+    "LOG_SUM": "ReduceLogSum",
+    "LOG_SUM_EXP": "ReduceLogSumExp",
+    "MAX": "ReduceMax",
+    "MIN": "ReduceMin",
+    "MULTIPLY": "ReduceProd",
+    "SUM": "ReduceSum",
+    "SUM_SQUARE": "ReduceSumSquare",
+}
+
+_SMALL_INTEGERS = (dtypes.INT16, dtypes.INT8, dtypes.UINT16, dtypes.UINT8)  # exact in FLOAT32
+
+
+def validate(desc: OperatorDesc) -> None:
+    axes = common.check_axes(desc, desc.tensor("InputTensor").rank)
+    common.check_reduced_sizes(desc, axes)
+    if desc["Function"] not in ARG_FUNCTIONS:  # ARGMAX/ARGMIN: the table allows integral outputs only
+        common.check_same_type(desc, "OutputTensor", "InputTensor")
+
+
+def variant_applies(desc: OperatorDesc, variant: str, opset: int) -> bool:
+    """`last_axis` (move the reduced axes last before ArgMax) only for ARGMAX/ARGMIN whose axes are
+    not already the trailing ones; the other functions reduce where the axes are."""
+    if variant != "last_axis":
+        return True
+    return desc["Function"] in ARG_FUNCTIONS and max(desc["Axes"]) != desc.tensor("InputTensor").rank - 1
+
+
+def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    x, function = desc.tensor("InputTensor"), desc["Function"]
+    axes = tuple(sorted(desc["Axes"]))
+    if function in ARG_FUNCTIONS:
+        return _arg(desc, b, inputs["InputTensor"], axes)
+    if x.data_type.is_float or (function in ("MAX", "MIN") and x.data_type in _SMALL_INTEGERS):
+        return _in_float32(b, inputs["InputTensor"], x.data_type, _FLOAT_OPS[function], axes, function)
+    if function in ("MAX", "MIN"):
+        return _integer_extreme(desc, b, inputs["InputTensor"], axes, function == "MIN")
+    return _integer_fold(desc, b, inputs["InputTensor"], axes, function)
+
+
+def _in_float32(b: GraphBuilder, x: str, dtype: dtypes.DataType, op: str, axes: tuple[int, ...], function: str) -> str:
+    if dtype != dtypes.FLOAT32:
+        x = b.cast(x, dtypes.FLOAT32, "to_float32", f"{dtype} in FLOAT32 (exact)")
+    y = b.reduce(op, x, axes, function.lower(), f"{function} over axes {list(axes)}")
+    return y if dtype == dtypes.FLOAT32 else b.cast(y, dtype, "to_output", f"result rounded once to {dtype}")
+
+
+def _restore(desc: OperatorDesc, b: GraphBuilder, y: str, plan: common.JointAxes) -> str:
+    """A result of `plan.merged_shape` with size 1 on the merged axis -> the output's sizes."""
+    out = desc.tensor("OutputTensor").sizes
+    kept = plan.merged_shape[: plan.axis] + (1,) + plan.merged_shape[plan.axis + 1 :]
+    return y if kept == out else b.reshape(y, out, "output_shape", "restores the output's dimensions")
+
+
+def _arg(desc: OperatorDesc, b: GraphBuilder, x: str, axes: tuple[int, ...]) -> str:
+    t = desc.tensor("InputTensor")
+    plan = common.JointAxes(t.sizes, axes, last=b.variant == "last_axis")
+    merged = plan.merge(b, x)
+    if desc["Function"] == "ARGMAX":
+        index = argmax_index(b, merged, t.data_type, plan.axis, plan.reduced_size, False)
+    else:
+        index = argmin_index(b, merged, t.data_type, plan.axis, plan.reduced_size)
+    out = desc.tensor("OutputTensor").data_type
+    if out != dtypes.INT64:
+        index = b.cast(index, out, "output_cast", f"indices as {out}")
+    return _restore(desc, b, index, plan)
+
+
+def argmin_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, size: int) -> str:
+    """int64 index of the first minimum along `axis`, keepdims=1, exact for every input type."""
+    if dtype in b.target.argmax_types or dtype in _SMALL_INTEGERS or (b.target.argmax_double and dtype.size == 4):
+        if dtype not in b.target.argmax_types:
+            wide = dtypes.FLOAT32 if dtype in _SMALL_INTEGERS else dtypes.FLOAT64
+            x = b.cast(x, wide, "to_float", f"{dtype} values are exact in {wide}")
+        return b.node("ArgMin", [x], "argmin", "index of the first minimum", axis=axis, keepdims=1, select_last_index=0)
+    # 32/64-bit integers: reverse the order exactly in 64 bits (-1 - x for signed, 2**64-1 - x for
+    # unsigned: no overflow), then take the first maximum with argmax.py's exact ranking.
+    wide, top = (dtypes.INT64, -1) if dtype.is_signed else (dtypes.UINT64, 2**64 - 1)
+    if dtype != wide:
+        x = b.cast(x, wide, "to_64bit", f"{dtype} widened to {wide} (exact)")
+    flipped = b.node("Sub", [b.scalar(top, wide, "order_top"), x], "reverse_order", f"{top} - x: the minimum becomes the maximum")
+    return argmax_index(b, flipped, wide, axis, size, False)
+
+
+def _integer_extreme(desc: OperatorDesc, b: GraphBuilder, x: str, axes: tuple[int, ...], minimum: bool) -> str:
+    """32/64-bit integer MAX/MIN: the element at the exact first extreme index."""
+    t = desc.tensor("InputTensor")
+    plan = common.JointAxes(t.sizes, axes)
+    merged = plan.merge(b, x)
+    if minimum:
+        index = argmin_index(b, merged, t.data_type, plan.axis, plan.reduced_size)
+    else:
+        index = argmax_index(b, merged, t.data_type, plan.axis, plan.reduced_size, False)
+    y = b.node("GatherElements", [merged, index], "pick", f"the {'minimum' if minimum else 'maximum'} itself", axis=plan.axis)
+    return _restore(desc, b, y, plan)
+
+
+def _integer_fold(desc: OperatorDesc, b: GraphBuilder, x: str, axes: tuple[int, ...], function: str) -> str:
+    """Integer SUM/MULTIPLY/SUM_SQUARE/L1 modulo 2**bits: halve the merged axis with element-wise
+    Add (Mul) until one element is left; an odd element out is carried by a Concat."""
+    t = desc.tensor("InputTensor")
+    if function == "SUM_SQUARE":
+        x = b.node("Mul", [x, x], "square", "x * x (wraps)")
+    elif function == "L1" and t.data_type.is_signed:
+        x = b.node("Abs", [x], "abs", "|x| (|INT_MIN| wraps to INT_MIN)")
+    plan = common.JointAxes(t.sizes, axes)
+    y, n = plan.merge(b, x), plan.reduced_size
+    op = "Mul" if function == "MULTIPLY" else "Add"
+    while n > 1:
+        half = n // 2
+        first = _slice(b, y, plan.axis, 0, half, f"first{n}")
+        second = _slice(b, y, plan.axis, half, 2 * half, f"second{n}")
+        folded = b.node(op, [first, second], f"fold{n}", f"{n} -> {half + n % 2} elements along the merged axis")
+        if n % 2:
+            odd = _slice(b, y, plan.axis, n - 1, n, f"odd{n}")
+            folded = b.node("Concat", [folded, odd], f"carry{n}", "the odd element rides along", axis=plan.axis)
+        y, n = folded, half + n % 2
+    return _restore(desc, b, y, plan)
+
+
+def _slice(b: GraphBuilder, x: str, axis: int, start: int, end: int, step: str) -> str:
+    return b.node(
+        "Slice",
+        [x, b.i64([start], f"{step}_starts"), b.i64([end], f"{step}_ends"), b.i64([axis], f"{step}_axes")],
+        step,
+        f"elements [{start}, {end}) of the merged axis",
+    )
+
+
+# -- reference --------------------------------------------------------------------------------
+
+
+def _wrap(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Python integers -> `dtype` modulo 2**bits (two's complement)."""
+    bits = 8 * dtype.itemsize
+    signed = np.issubdtype(dtype, np.signedinteger)
+
+    def one(v: int) -> int:
+        v %= 2**bits
+        return v - 2**bits if signed and v >= 2 ** (bits - 1) else v
+
+    return np.array([one(int(v)) for v in values.ravel()], dtype=object).astype(dtype).reshape(values.shape)
+
+
+_INTEGER_REFERENCE: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "SUM": lambda f: f.sum(axis=1),
+    "MULTIPLY": lambda f: np.array([int(np.prod(row)) if row.size else 1 for row in f], dtype=object),
+    "SUM_SQUARE": lambda f: (f * f).sum(axis=1),
+    "L1": lambda f: np.abs(f).sum(axis=1),
+    "MAX": lambda f: f.max(axis=1),
+    "MIN": lambda f: f.min(axis=1),
+}
+
+
+def _log_sum_exp(f: np.ndarray) -> np.ndarray:
+    m = f.max(axis=1)
+    finite = np.isfinite(m)
+    shifted = np.where(finite, m, 0)
+    return np.where(finite, shifted + np.log(np.exp(f - shifted[:, None]).sum(axis=1)), m)
+
+
+_FLOAT_REFERENCE: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "AVERAGE": lambda f: f.sum(axis=1) / f.shape[1],
+    "L1": lambda f: np.abs(f).sum(axis=1),
+    "L2": lambda f: np.sqrt((f * f).sum(axis=1)),
+    "LOG_SUM": lambda f: np.log(f.sum(axis=1)),
+    "LOG_SUM_EXP": _log_sum_exp,
+    "MAX": lambda f: f.max(axis=1),
+    "MIN": lambda f: f.min(axis=1),
+    "MULTIPLY": lambda f: f.prod(axis=1),
+    "SUM": lambda f: f.sum(axis=1),
+    "SUM_SQUARE": lambda f: (f * f).sum(axis=1),
+}
+
+
+def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """The doc's formulas on the reduced elements in row-major order: floats in FLOAT64, integers
+    as exact Python integers wrapped to the output type."""
+    x, function = inputs["InputTensor"], desc["Function"]
+    out = desc.tensor("OutputTensor")
+    flat, _ = common.merge_axes_reference(x, desc["Axes"])
+    if function in ARG_FUNCTIONS:
+        y = np.argmax(flat, axis=1) if function == "ARGMAX" else np.argmin(flat, axis=1)
+    elif x.dtype.kind == "f":
+        with np.errstate(all="ignore"):
+            y = _FLOAT_REFERENCE[function](flat.astype(np.float64))
+    else:
+        y = _wrap(_INTEGER_REFERENCE[function](flat.astype(object)), x.dtype)
+    return y.astype(out.data_type.numpy).reshape(out.sizes)
