@@ -125,4 +125,5 @@ def test_seed_models_run_from_their_oldest_level(model: str, oldest: str) -> Non
 def test_bad_feature_level_on_the_command_line(tmp_path: Path) -> None:
     (tmp_path / "m.json").write_text(json.dumps({"resources": {}, "dispatchables": {}, "commands": []}))
     status, _, err = run_cli("run", str(tmp_path / "m.json"), "--feature-level", "9_9")
-    assert status == 2 and err.strip().splitlines()[-1].endswith("must be one of 1_0, 2_0, 2_1, 3_0, 3_1, 4_0, 4_1, 5_0, 5_1, 5_2, 6_0, 6_1, 6_2, 6_3, 6_4, got '9_9'")
+    levels = "1_0, 2_0, 2_1, 3_0, 3_1, 4_0, 4_1, 5_0, 5_1, 5_2, 6_0, 6_1, 6_2, 6_3, 6_4"
+    assert status == 2 and err.strip().splitlines()[-1].endswith(f"must be one of {levels}, got '9_9'")

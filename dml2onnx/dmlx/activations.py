@@ -40,11 +40,13 @@ def camel(op: OperatorSchema) -> str:
 def _signature(op: OperatorSchema, first: list[inspect.Parameter], returns: type) -> inspect.Signature:
     defaults = DEFAULTS.get(op.name, {})
     kind = inspect.Parameter.POSITIONAL_OR_KEYWORD
-    floats = [inspect.Parameter(p.lower(), kind, default=defaults.get(p, inspect.Parameter.empty), annotation=float) for p in params(op)]
+    floats = [
+        inspect.Parameter(p.lower(), kind, default=defaults.get(p, inspect.Parameter.empty), annotation=float) for p in params(op)
+    ]
     return inspect.Signature(first + floats, return_annotation=returns)
 
 
-def _bound(sig: inspect.Signature, op: OperatorSchema, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+def _bound(sig: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
     bound = sig.bind(*args, **kwargs)
     bound.apply_defaults()
     return bound.arguments
@@ -56,7 +58,7 @@ def _activation_function(op: OperatorSchema) -> Callable[..., Expression]:
     sig = _signature(op, [x], Expression)
 
     def activation(*args: Any, **kwargs: Any) -> Expression:
-        a = _bound(sig, op, args, kwargs)
+        a = _bound(sig, args, kwargs)
         x = a["x"]
         fields = {p: json_float(a[p.lower()]) for p in params(op)}
         return x.graph.call(name, op.name, {"InputTensor": x}, fields, x.tensor_desc.data_type, x.sizes)
@@ -67,7 +69,9 @@ def _activation_function(op: OperatorSchema) -> Callable[..., Expression]:
     return activation
 
 
-ACTIVATION_FUNCTIONS: dict[str, Callable[..., Expression]] = {f"Activation{camel(op)}": _activation_function(op) for op in ELEMENT_WISE}
+ACTIVATION_FUNCTIONS: dict[str, Callable[..., Expression]] = {
+    f"Activation{camel(op)}": _activation_function(op) for op in ELEMENT_WISE
+}
 
 
 @dataclass(frozen=True)
@@ -94,7 +98,7 @@ def _factory(op: OperatorSchema) -> Callable[..., FusedActivation]:
     sig = _signature(op, [], FusedActivation)
 
     def factory(*args: Any, **kwargs: Any) -> FusedActivation:
-        a = _bound(sig, op, args, kwargs)
+        a = _bound(sig, args, kwargs)
         return FusedActivation(op.name, *(float(a[p.lower()]) for p in params(op)))
 
     factory.__name__ = factory.__qualname__ = camel(op)

@@ -301,4 +301,3 @@ def _input_resource(x: Expression, values: np.ndarray | None) -> dict[str, Any]:
         buffer[t.offsets().reshape(-1)] = values.reshape(-1)
         initial = [json_float(v) for v in buffer.tolist()] if t.data_type.is_float else buffer.tolist()
     return {"initialValuesDataType": t.data_type.name, "initialValues": initial}
-

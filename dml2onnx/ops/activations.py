@@ -76,11 +76,21 @@ def _gelu(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
     )
 
 
+def _single(op: str, doc: str, **attrs: str) -> Callable[[GraphBuilder, str, dict[str, float]], str]:
+    """An ONNX op with the same formula; attrs maps ONNX attribute -> DML field."""
+
+    def lower(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
+        return b.node(op, [x], op.lower(), doc, **{k: p[v] for k, v in attrs.items()})
+
+    return lower
+
+
+_onnx_shrink = _single("Shrink", "x - Bias if x > Threshold, x + Bias if x < -Threshold, else 0", bias="Bias", lambd="Threshold")
+
+
 def _shrink(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
     if p["Threshold"] >= 0:  # the two ranges are disjoint: ONNX Shrink's order does not matter
-        return _single("Shrink", "x - Bias if x > Threshold, x + Bias if x < -Threshold, else 0", bias="Bias", lambd="Threshold")(
-            b, x, p
-        )
+        return _onnx_shrink(b, x, p)
     # A negative Threshold: x > Threshold wins where both hold (the page's order; ONNX Shrink
     # tests x < -lambd first)
     t = p["Threshold"]
@@ -90,15 +100,6 @@ def _shrink(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
     high = b.node("Sub", [x, _c(b, p["Bias"], "bias")], "minus_bias", "x - Bias")
     rest = b.node("Where", [below, low, _c(b, 0.0, "zero")], "low_or_zero", "x + Bias if x < -Threshold else 0")
     return b.node("Where", [above, high, rest], "shrink", "x - Bias if x > Threshold, else the rest")
-
-
-def _single(op: str, doc: str, **attrs: str) -> Callable[[GraphBuilder, str, dict[str, float]], str]:
-    """An ONNX op with the same formula; attrs maps ONNX attribute -> DML field."""
-
-    def lower(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
-        return b.node(op, [x], op.lower(), doc, **{k: p[v] for k, v in attrs.items()})
-
-    return lower
 
 
 def _erf(x: np.ndarray) -> np.ndarray:
