@@ -61,8 +61,9 @@ def compare(got: np.ndarray, want: np.ndarray, tol: Tolerance) -> Comparison:
     special = ~np.isfinite(g) | ~np.isfinite(w)
     if np.any(special & ~same):
         return Comparison(float("inf"), float("inf"), False)
-    err = np.where(same, 0.0, np.abs(g - w))
-    rel = np.where(same, 0.0, err / np.maximum(np.abs(w), np.finfo(np.float64).tiny))
+    with np.errstate(invalid="ignore"):  # inf - inf where both are the same infinity: masked by `same`
+        err = np.where(same, 0.0, np.abs(g - w))
+        rel = np.where(same, 0.0, err / np.maximum(np.abs(w), np.finfo(np.float64).tiny))
     max_abs, max_rel = float(err.max(initial=0)), float(rel.max(initial=0))
     ok = bool(np.all(err <= tol.atol + tol.rtol * np.abs(np.where(same, 0, w))))
     return Comparison(max_abs, max_rel, ok)

@@ -5,6 +5,7 @@ activation. Used by tests/test_matrix.py (every EP present) and tools/gpu_report
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -229,5 +230,10 @@ def mvn_cases() -> Iterator[Case]:
                         )
 
 
+# The families' other operators: tests/matrix_<family>.py, each with cases().
+FAMILIES = ("matrix_softmax_family", "matrix_reduce", "matrix_mvn_family", "matrix_element_wise_activation")
+
+
 def all_cases() -> list[Case]:
-    return [*softmax_like_cases(), *argmax_cases(), *one_hot_cases(), *mvn_cases()]
+    family_cases = [c for name in FAMILIES for c in importlib.import_module(name).cases()]  # they import this module
+    return [*softmax_like_cases(), *argmax_cases(), *one_hot_cases(), *mvn_cases(), *family_cases]

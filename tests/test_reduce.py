@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from matrix_reduce import float_input
 
 from dml2onnx import choices, dtypes, lowering, ops, runtime
 from dml2onnx.builder import DEFAULT_OPSET
@@ -19,6 +18,7 @@ from dml2onnx.desc import parse_operator_desc
 from dml2onnx.errors import ModelError
 from dml2onnx.ops import reduce
 from dml2onnx.schema import ENUMS, OPERATORS
+from matrix_reduce import float_input
 from strategies import SEEDS, axis_subsets, int_data, shapes
 from support import lowered_and_reference, make_desc, tensor
 

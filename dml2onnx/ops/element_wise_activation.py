@@ -107,7 +107,8 @@ def _saturate(b: GraphBuilder, y: str, dtype: dtypes.DataType) -> str:
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     x = inputs["InputTensor"]
     if x.dtype.kind == "f":
-        return activations.reference(x.astype(np.float64), desc).astype(x.dtype)
+        with np.errstate(over="ignore"):  # beyond the type's range: infinity, as the graph's cast
+            return activations.reference(x.astype(np.float64), desc).astype(x.dtype)
     if desc.schema.name == "ACTIVATION_RELU":
         return np.maximum(x, 0).astype(x.dtype)
     p = activations.float32_params(desc)

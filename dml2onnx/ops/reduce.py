@@ -25,7 +25,7 @@ from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from . import common
-from .argmax import argmax_index
+from .argmax import arg_index
 
 ARG_FUNCTIONS = ("ARGMAX", "ARGMIN")
 
@@ -91,30 +91,12 @@ def _arg(desc: OperatorDesc, b: GraphBuilder, x: str, axes: tuple[int, ...]) -> 
     t = desc.tensor("InputTensor")
     plan = common.JointAxes(t.sizes, axes, last=b.variant == "last_axis")
     merged = plan.merge(b, x)
-    if desc["Function"] == "ARGMAX":
-        index = argmax_index(b, merged, t.data_type, plan.axis, plan.reduced_size, False)
-    else:
-        index = argmin_index(b, merged, t.data_type, plan.axis, plan.reduced_size)
+    minimum = desc["Function"] == "ARGMIN"
+    index = arg_index(b, merged, t.data_type, plan.axis, plan.reduced_size, False, minimum=minimum)
     out = desc.tensor("OutputTensor").data_type
     if out != dtypes.INT64:
         index = b.cast(index, out, "output_cast", f"indices as {out}")
     return _restore(desc, b, index, plan)
-
-
-def argmin_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, size: int) -> str:
-    """int64 index of the first minimum along `axis`, keepdims=1, exact for every input type."""
-    if dtype in b.target.argmax_types or dtype in _SMALL_INTEGERS or (b.target.argmax_double and dtype.size == 4):
-        if dtype not in b.target.argmax_types:
-            wide = dtypes.FLOAT32 if dtype in _SMALL_INTEGERS else dtypes.FLOAT64
-            x = b.cast(x, wide, "to_float", f"{dtype} values are exact in {wide}")
-        return b.node("ArgMin", [x], "argmin", "index of the first minimum", axis=axis, keepdims=1, select_last_index=0)
-    # 32/64-bit integers: reverse the order exactly in 64 bits (-1 - x for signed, 2**64-1 - x for
-    # unsigned: no overflow), then take the first maximum with argmax.py's exact ranking.
-    wide, top = (dtypes.INT64, -1) if dtype.is_signed else (dtypes.UINT64, 2**64 - 1)
-    if dtype != wide:
-        x = b.cast(x, wide, "to_64bit", f"{dtype} widened to {wide} (exact)")
-    flipped = b.node("Sub", [b.scalar(top, wide, "order_top"), x], "reverse_order", f"{top} - x: the minimum becomes the maximum")
-    return argmax_index(b, flipped, wide, axis, size, False)
 
 
 def _integer_extreme(desc: OperatorDesc, b: GraphBuilder, x: str, axes: tuple[int, ...], minimum: bool) -> str:
@@ -122,10 +104,7 @@ def _integer_extreme(desc: OperatorDesc, b: GraphBuilder, x: str, axes: tuple[in
     t = desc.tensor("InputTensor")
     plan = common.JointAxes(t.sizes, axes)
     merged = plan.merge(b, x)
-    if minimum:
-        index = argmin_index(b, merged, t.data_type, plan.axis, plan.reduced_size)
-    else:
-        index = argmax_index(b, merged, t.data_type, plan.axis, plan.reduced_size, False)
+    index = arg_index(b, merged, t.data_type, plan.axis, plan.reduced_size, False, minimum=minimum)
     y = b.node("GatherElements", [merged, index], "pick", f"the {'minimum' if minimum else 'maximum'} itself", axis=plan.axis)
     return _restore(desc, b, y, plan)
 
