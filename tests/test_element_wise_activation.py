@@ -31,7 +31,7 @@ EPS = pytest.mark.parametrize(
         ),
     ],
 )
-SETTINGS = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 INT_TYPES = {
     "ACTIVATION_RELU": ["INT32", "INT16", "INT8"],
     "ACTIVATION_SHRINK": ["INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"],

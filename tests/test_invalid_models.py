@@ -308,9 +308,9 @@ CASES: list[tuple[str, str, Mutation, str, str]] = [
     (
         "mvn-softplus-steepness",
         "mvn",
-        setitem(desc, "FusedActivation", {"Type": "ACTIVATION_SOFTPLUS", "Desc": {"Steepness": 0.5}}),
+        setitem(desc, "FusedActivation", {"Type": "ACTIVATION_SOFTPLUS", "Desc": {"Steepness": 0.0}}),
         f"{D}.FusedActivation.Desc.Steepness",
-        "less than 1",
+        "must not be 0",
     ),
     (
         "one-hot-index-type",

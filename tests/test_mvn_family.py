@@ -29,7 +29,7 @@ EPS = pytest.mark.parametrize(
         ),
     ],
 )
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MVN1, MVN2 = "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2"
 
 
