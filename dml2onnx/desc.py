@@ -212,6 +212,8 @@ def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str) -> Any:
         tensor = parse_tensor_desc(value, p)
         if f.kind is Kind.OUTPUT and tensor.overlapping:  # which write would win is undefined
             overlap = f"an output's elements must not share memory: Strides {list(tensor.layout)} overlap"
+            if tensor.nested_order() is None and tensor.element_count > 2**24:
+                overlap += " (or are too irregular to check for this many elements)"
             raise ModelError(p + ("Strides",), overlap)
         return tensor
     if f.kind in (Kind.UINT, Kind.COUNT):

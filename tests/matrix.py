@@ -97,31 +97,38 @@ def softmax_like_cases() -> Iterator[Case]:
                         )
 
 
+def arg_case(
+    op: str,
+    rng: np.random.Generator,
+    in_type: dtypes.DataType,
+    out_type: dtypes.DataType,
+    shape: tuple[int, ...],
+    pattern: str,
+    axes: list[int],
+    direction: str,
+    variant: str,
+) -> Case:
+    """An ARGMAX or ARGMIN case (same fields)."""
+    out_shape = [1 if i in axes else s for i, s in enumerate(shape)]
+    return Case(
+        f"{op}-{in_type}-{out_type}-{'x'.join(map(str, shape))}-{pattern}-{direction}-{variant}",
+        op,
+        {
+            "InputTensor": _tensor(in_type, shape),
+            "OutputTensor": _tensor(out_type, out_shape),
+            "AxisCount": len(axes),
+            "Axes": axes,
+            "AxisDirection": direction,
+        },
+        {"InputTensor": values(rng, shape, in_type, variant)},
+    )
+
+
 def argmax_cases() -> Iterator[Case]:
     rng = np.random.default_rng(2)
 
-    def case(
-        in_type: dtypes.DataType,
-        out_type: dtypes.DataType,
-        shape: tuple[int, ...],
-        pattern: str,
-        axes: list[int],
-        direction: str,
-        variant: str,
-    ) -> Case:
-        out_shape = [1 if i in axes else s for i, s in enumerate(shape)]
-        return Case(
-            f"ARGMAX-{in_type}-{out_type}-{'x'.join(map(str, shape))}-{pattern}-{direction}-{variant}",
-            "ARGMAX",
-            {
-                "InputTensor": _tensor(in_type, shape),
-                "OutputTensor": _tensor(out_type, out_shape),
-                "AxisCount": len(axes),
-                "Axes": axes,
-                "AxisDirection": direction,
-            },
-            {"InputTensor": values(rng, shape, in_type, variant)},
-        )
+    def case(*args: Any) -> Case:
+        return arg_case("ARGMAX", rng, *args)
 
     for in_type in argmax.INPUT_TYPES:
         for out_type in argmax.OUTPUT_TYPES:

@@ -5,12 +5,13 @@ rank 1 and 2 only), axis patterns, both directions, ties and extreme values."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 
 from dml2onnx import dtypes
 from dml2onnx.ops import argmax
-from matrix import SIZES, Case, axis_patterns, values
+from matrix import SIZES, Case, arg_case, axis_patterns, values
 from support import tensor
 
 OLD_FORMS = ("ACTIVATION_SOFTMAX", "ACTIVATION_LOG_SOFTMAX", "ACTIVATION_HARDMAX")
@@ -70,28 +71,8 @@ def old_form_cases() -> Iterator[Case]:
 def argmin_cases() -> Iterator[Case]:
     rng = np.random.default_rng(13)
 
-    def case(
-        in_type: dtypes.DataType,
-        out_type: dtypes.DataType,
-        shape: tuple[int, ...],
-        pattern: str,
-        axes: list[int],
-        direction: str,
-        variant: str,
-    ) -> Case:
-        out_shape = [1 if i in axes else s for i, s in enumerate(shape)]
-        return Case(
-            f"ARGMIN-{in_type}-{out_type}-{'x'.join(map(str, shape))}-{pattern}-{direction}-{variant}",
-            "ARGMIN",
-            {
-                "InputTensor": tensor(in_type.name, shape),
-                "OutputTensor": tensor(out_type.name, out_shape),
-                "AxisCount": len(axes),
-                "Axes": axes,
-                "AxisDirection": direction,
-            },
-            {"InputTensor": values(rng, shape, in_type, variant)},
-        )
+    def case(*args: Any) -> Case:
+        return arg_case("ARGMIN", rng, *args)
 
     outputs = argmax.OUTPUT_TYPES
     for in_type in argmax.INPUT_TYPES:

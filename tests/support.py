@@ -10,9 +10,21 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 from dml2onnx import cli, lowering, ops, runtime
 from dml2onnx.desc import OperatorDesc, parse_operator_desc
+
+# Each property runs on the CPU EP and, where onnxruntime-gpu is installed, on the CUDA EP with CPU
+# fallback disabled (`pytest -m gpu` selects those).
+EP_PARAMS = [
+    "cpu",
+    pytest.param(
+        "cuda",
+        marks=[pytest.mark.gpu, pytest.mark.skipif("cuda" not in runtime.available(), reason="no CUDA execution provider")],
+    ),
+]
+EPS = pytest.mark.parametrize("ep", EP_PARAMS)
 
 
 def tensor(dtype: str, sizes: list[int] | tuple[int, ...]) -> dict[str, Any]:

@@ -13,24 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dml2onnx import dml_ep, dtypes, lowering, ops, runtime, tolerances
+from dml2onnx import dml_ep, dtypes, lowering, ops, tolerances
 from dml2onnx.desc import parse_operator_desc
 from dml2onnx.errors import ModelError, format_path
 from dml2onnx.schema import OPERATORS
 from matrix import ACTIVATIONS
 from strategies import SEEDS, int_data, shapes
-from support import lowered_and_reference, make_desc, tensor
+from support import EPS, lowered_and_reference, make_desc, tensor
 
-EPS = pytest.mark.parametrize(
-    "ep",
-    [
-        "cpu",
-        pytest.param(
-            "cuda",
-            marks=[pytest.mark.gpu, pytest.mark.skipif("cuda" not in runtime.available(), reason="no CUDA execution provider")],
-        ),
-    ],
-)
 SETTINGS = settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 INT_TYPES = {
     "ACTIVATION_RELU": ["INT32", "INT16", "INT8"],

@@ -11,16 +11,9 @@ from dml2onnx import choices, lowering, ops, runtime
 from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.tolerances import compare, tolerance
 from matrix import Case, all_cases
-from support import make_desc
+from support import EP_PARAMS, make_desc
 
 CASES = all_cases()
-EPS = [
-    "cpu",
-    pytest.param(
-        "cuda",
-        marks=[pytest.mark.gpu, pytest.mark.skipif("cuda" not in runtime.available(), reason="no CUDA execution provider")],
-    ),
-]
 
 
 def run_case(case: Case, ep: str, variant: str | None = None) -> tuple[np.ndarray, np.ndarray, list[str]]:
@@ -39,7 +32,7 @@ def variants() -> list[tuple[Case, str]]:
 CASE_VARIANTS = variants()
 
 
-@pytest.mark.parametrize("ep", EPS)
+@pytest.mark.parametrize("ep", EP_PARAMS)
 @pytest.mark.parametrize(("case", "variant"), CASE_VARIANTS, ids=[f"{c.id}-{v}" for c, v in CASE_VARIANTS])
 def test_case(case: Case, variant: str, ep: str) -> None:
     got, want, off = run_case(case, ep, variant)

@@ -17,18 +17,8 @@ from dml2onnx.desc import parse_operator_desc
 from dml2onnx.errors import ModelError, format_path
 from matrix import ACTIVATIONS
 from strategies import SEEDS, axis_subsets, shapes
-from support import lowered_and_reference, make_desc, tensor
+from support import EPS, lowered_and_reference, make_desc, tensor
 
-EPS = pytest.mark.parametrize(
-    "ep",
-    [
-        "cpu",
-        pytest.param(
-            "cuda",
-            marks=[pytest.mark.gpu, pytest.mark.skipif("cuda" not in runtime.available(), reason="no CUDA execution provider")],
-        ),
-    ],
-)
 SETTINGS = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MVN1, MVN2 = "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2"
 

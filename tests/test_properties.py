@@ -4,29 +4,16 @@ random ranks 1-8, sizes, axis subsets (unsorted), data types, ties and extreme v
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dml2onnx import dtypes, runtime
+from dml2onnx import dtypes
 from dml2onnx.ops import activations, argmax, one_hot
 from matrix import ACTIVATIONS
 from strategies import DATA_MODES, SEEDS, axis_subsets, float_data, int_data, shapes
-from support import lowered_and_reference, tensor
+from support import EPS, lowered_and_reference, tensor
 
 SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-# Every property runs on the CPU EP and, where onnxruntime-gpu is installed, on the CUDA EP with
-# CPU fallback disabled (`pytest -m gpu` selects those).
-EPS = pytest.mark.parametrize(
-    "ep",
-    [
-        "cpu",
-        pytest.param(
-            "cuda",
-            marks=[pytest.mark.gpu, pytest.mark.skipif("cuda" not in runtime.available(), reason="no CUDA execution provider")],
-        ),
-    ],
-)
 FLOAT_TYPES = st.sampled_from(["FLOAT32", "FLOAT16"])
 
 

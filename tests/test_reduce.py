@@ -20,19 +20,9 @@ from dml2onnx.ops import reduce
 from dml2onnx.schema import ENUMS, OPERATORS
 from matrix_reduce import float_input
 from strategies import SEEDS, axis_subsets, int_data, shapes
-from support import lowered_and_reference, make_desc, tensor
+from support import EPS, lowered_and_reference, make_desc, tensor
 
 FUNCTIONS = tuple(ENUMS["DML_REDUCE_FUNCTION"])
-EPS = pytest.mark.parametrize(
-    "ep",
-    [
-        "cpu",
-        pytest.param(
-            "cuda",
-            marks=[pytest.mark.gpu, pytest.mark.skipif("cuda" not in runtime.available(), reason="no CUDA execution provider")],
-        ),
-    ],
-)
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 DOC_INPUT = np.array([[1, 2, 3], [3, 0, 4], [2, 4, 2]], np.float32)
 

@@ -19,19 +19,9 @@ from dml2onnx.desc import OperatorDesc, parse_operator_desc
 from dml2onnx.errors import ModelError
 from dml2onnx.ops import argmax
 from strategies import DATA_MODES, SEEDS, axis_subsets, float_data, int_data, shapes
-from support import make_desc, tensor
+from support import EPS, make_desc, tensor
 
 SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-EPS = pytest.mark.parametrize(
-    "ep",
-    [
-        "cpu",
-        pytest.param(
-            "cuda",
-            marks=[pytest.mark.gpu, pytest.mark.skipif("cuda" not in runtime.available(), reason="no CUDA execution provider")],
-        ),
-    ],
-)
 FLOAT_TYPES = st.sampled_from(["FLOAT32", "FLOAT16"])
 OLD_FORMS = ("ACTIVATION_SOFTMAX", "ACTIVATION_LOG_SOFTMAX", "ACTIVATION_HARDMAX")
 # the targets whose graphs run on each EP

@@ -56,7 +56,12 @@ def test_dml_target_semantics_with_onnx_reference_evaluator(case: Case) -> None:
         inputs["ValuesTensor"] = np.array([1.5, -2.25, 7], inputs["ValuesTensor"].dtype).reshape(inputs["ValuesTensor"].shape)
     model = lowered(case, "dml")
     with np.errstate(all="ignore"):
-        got = ReferenceEvaluator(model).run(None, inputs)[0]
+        try:
+            got = ReferenceEvaluator(model).run(None, inputs)[0]
+        except ValueError as e:
+            if "at most 64 array objects" not in str(e):
+                raise
+            pytest.skip("onnx.reference's GatherElements uses np.choose, which takes at most 64 positions on the axis")
     check_against_reference(case, got, inputs, "reference")
 
 
