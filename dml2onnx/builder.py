@@ -98,6 +98,15 @@ class GraphBuilder:
     def reshape(self, x: str, shape: Sequence[int], step: str, doc: str) -> str:
         return self.node("Reshape", [x, self.i64(list(shape), f"{step}_shape")], step, doc)
 
+    def slice(self, x: str, axes: Sequence[int], starts: Sequence[int], ends: Sequence[int], step: str, doc: str) -> str:
+        """Slice-13: elements [starts, ends) on `axes`, bounds given as constants."""
+        bounds = [
+            self.i64(list(starts), f"{step}_starts"),
+            self.i64(list(ends), f"{step}_ends"),
+            self.i64(list(axes), f"{step}_axes"),
+        ]
+        return self.node("Slice", [x, *bounds], step, doc)
+
     def transpose(self, x: str, perm: Sequence[int], step: str, doc: str) -> str:
         return self.node("Transpose", [x], step, doc, perm=list(perm))
 

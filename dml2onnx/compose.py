@@ -18,10 +18,12 @@ from .tensor import TensorDesc
 FUNCTION_DOMAIN = "dml"
 
 
-def _finish(model: onnx.ModelProto) -> onnx.ModelProto:
-    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-    onnx.checker.check_model(model, full_check=True)
-    return model
+def renamed_nodes(graph: onnx.GraphProto, renames: dict[str, str]) -> list[onnx.NodeProto]:
+    """A lowered graph's nodes, their inputs and outputs renamed to the values bound to them."""
+    for n in graph.node:
+        n.input[:] = [renames.get(v, v) for v in n.input]
+        n.output[:] = [renames.get(v, v) for v in n.output]
+    return list(graph.node)
 
 
 def as_function(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -60,7 +62,7 @@ def as_function(model: onnx.ModelProto) -> onnx.ModelProto:
     )
     out.doc_string = model.doc_string
     helper.set_model_props(out, props | {"dml2onnx.functions": "true"})
-    return _finish(out)
+    return lowering.checked(out)
 
 
 class _SingleGraph:
@@ -109,7 +111,7 @@ class _SingleGraph:
         if not tensor.packed:  # the tensor's buffer, then its strides
             b = GraphBuilder(prefix, self.opset)
             where = f"'{binding.resource}' from element {start}"
-            region = strided.elements(b, flat, start, start + tensor.span, f"{field}_buffer", where)
+            region = b.slice(flat, [0], [start], [start + tensor.span], f"{field}_buffer", where)
             value = strided.read(b, region, tensor, tensor.span, field)
             self.nodes.extend(b.nodes)
             self.initializers.extend(b.initializers)
@@ -150,10 +152,7 @@ class _SingleGraph:
         out = d.desc.tensor("OutputTensor")
         self._check_type(out_binding, out.data_type, path + ("OutputTensor",))
         renames["OutputTensor"] = f"{prefix}/OutputTensor"
-        for n in lowered.graph.node:
-            n.input[:] = [renames.get(v, v) for v in n.input]
-            n.output[:] = [renames.get(v, v) for v in n.output]
-            self.nodes.append(n)
+        self.nodes.extend(renamed_nodes(lowered.graph, renames))
         self.initializers.extend(lowered.graph.initializer)
         self._write(prefix, out_binding, renames["OutputTensor"], out, path)
 
@@ -272,4 +271,4 @@ def single_graph(
             "dml2onnx.dispatchables": json.dumps({n: d.desc.source for n, d in model.dispatchables.items()}, sort_keys=True),
         },
     )
-    return _finish(out)
+    return lowering.checked(out)

@@ -19,10 +19,13 @@ from .tensor import TensorDesc
 
 
 def _view(buffer: bytearray | bytes, offset: int, tensor: TensorDesc) -> np.ndarray:
-    """The tensor's elements in a bound buffer region, through its strides (no copy)."""
+    """The tensor's elements in a bound buffer region, through its strides (no copy; writable
+    when the buffer is)."""
     flat = np.frombuffer(buffer, dtype=tensor.data_type.numpy, count=tensor.span, offset=offset)
     size = flat.itemsize
-    return np.lib.stride_tricks.as_strided(flat, tensor.sizes, [st * size for st in tensor.layout], writeable=False)
+    return np.lib.stride_tricks.as_strided(
+        flat, tensor.sizes, [st * size for st in tensor.layout], writeable=flat.flags.writeable
+    )
 
 
 def read_tensor(buffer: bytearray | bytes, offset: int, tensor: TensorDesc) -> np.ndarray:
@@ -32,13 +35,7 @@ def read_tensor(buffer: bytearray | bytes, offset: int, tensor: TensorDesc) -> n
 
 def write_tensor(buffer: bytearray, offset: int, tensor: TensorDesc, values: np.ndarray) -> None:
     """Writes the elements where the strides put them; the bytes in between keep their values."""
-    if tensor.packed:
-        data = np.ascontiguousarray(values).tobytes()
-        buffer[offset : offset + len(data)] = data
-        return
-    flat = np.frombuffer(memoryview(buffer), dtype=tensor.data_type.numpy, count=tensor.span, offset=offset)
-    size = flat.itemsize
-    np.lib.stride_tricks.as_strided(flat, tensor.sizes, [st * size for st in tensor.layout])[...] = values
+    _view(buffer, offset, tensor)[...] = values
 
 
 class Executor:

@@ -26,10 +26,6 @@ def parse(text: str) -> str:
     return level
 
 
-def describe(level: str) -> str:
-    return f"DML_FEATURE_LEVEL_{level} (DirectML {LEVELS[level]})"
-
-
 def _tables(desc: OperatorDesc) -> list[SupportTable]:
     function = desc.values.get("Function")
     return [t for t in desc.schema.support if not t.functions or function in t.functions]

@@ -77,6 +77,11 @@ def lower(
             "dml2onnx.desc": json.dumps(desc.source, sort_keys=True),
         },
     )
+    return checked(model)
+
+
+def checked(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Strict shape inference (every edge typed and shaped) and the checker's full check."""
     model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
     onnx.checker.check_model(model, full_check=True)
     return model

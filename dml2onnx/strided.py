@@ -21,7 +21,7 @@ def read(b: GraphBuilder, flat: str, t: TensorDesc, length: int, step: str) -> s
     if t.packed:
         x = flat
         if length != t.element_count:
-            x = _slice(b, x, [0], [0], [t.element_count], f"{step}_elements", "the tensor's elements")
+            x = b.slice(x, [0], [0], [t.element_count], f"{step}_elements", "the tensor's elements")
         return b.reshape(x, t.sizes, step, f"the buffer as {t.describe()}")
     order = t.nested_order()
     if order is None:
@@ -29,13 +29,13 @@ def read(b: GraphBuilder, flat: str, t: TensorDesc, length: int, step: str) -> s
         return b.node("Gather", [flat, offsets], step, f"each element at its buffer offset (strides {list(t.layout)})", axis=0)
     sizes, strides = t.sizes, t.layout
     if not order:  # one element, repeated on every axis
-        x = _slice(b, flat, [0], [0], [1], f"{step}_first", "the only element")
+        x = b.slice(flat, [0], [0], [1], f"{step}_first", "the only element")
     else:
         outer = order[0]
         need = sizes[outer] * strides[outer]  # whole steps of the largest stride
         x = flat
         if length > need:
-            x = _slice(b, x, [0], [0], [need], f"{step}_used", "the part of the buffer the strides reach")
+            x = b.slice(x, [0], [0], [need], f"{step}_used", "the part of the buffer the strides reach")
         elif length < need:  # the last step is cut short: pad it (the padding is never read)
             fill = b.const(np.zeros(need - length, t.data_type.numpy), f"{step}_tail")
             x = b.node("Concat", [x, fill], f"{step}_whole_steps", "pads the buffer to whole steps", axis=0)
@@ -44,7 +44,7 @@ def read(b: GraphBuilder, flat: str, t: TensorDesc, length: int, step: str) -> s
         if ends != padded[1:]:  # padding between elements: view the steps, then cut it off
             x = b.reshape(x, padded, f"{step}_padded", f"the buffer in steps of the strides {[strides[a] for a in order]}")
             axes = list(range(1, len(padded)))
-            x = _slice(b, x, axes, [0] * len(axes), ends, f"{step}_unpadded", "drops the padding between elements")
+            x = b.slice(x, axes, [0] * len(axes), ends, f"{step}_unpadded", "drops the padding between elements")
         x = b.reshape(x, [sizes[a] for a in order], f"{step}_by_stride", "one axis per stride, largest first")
         perm = [order.index(a) for a in sorted(order)]
         if perm != list(range(len(order))):
@@ -55,13 +55,3 @@ def read(b: GraphBuilder, flat: str, t: TensorDesc, length: int, step: str) -> s
     if tuple(kept) != tuple(sizes):
         x = b.node("Expand", [x, b.i64(list(sizes), f"{step}_sizes")], f"{step}_broadcast", "stride 0: the element repeats")
     return x
-
-
-def elements(b: GraphBuilder, flat: str, start: int, end: int, step: str, doc: str) -> str:
-    """Elements [start, end) of a 1-D value."""
-    return _slice(b, flat, [0], [start], [end], step, doc)
-
-
-def _slice(b: GraphBuilder, x: str, axes: list[int], starts: list[int], ends: list[int], step: str, doc: str) -> str:
-    bounds = [b.i64(starts, f"{step}_starts"), b.i64(ends, f"{step}_ends"), b.i64(axes, f"{step}_axes")]
-    return b.node("Slice", [x, *bounds], step, doc)

@@ -82,21 +82,23 @@ def printed(stdout: str) -> dict[str, list[float]]:
     return result
 
 
-def reinterpreting_model() -> dict[str, Any]:
-    """ArgMax over a FLOAT32 buffer bound as INT32: the bits are reinterpreted, as on the GPU."""
+def argmax_model(
+    in_tensor: dict[str, Any], buffer: list[float], out_tensor: dict[str, Any], out_init: list[int], axis: int = 1
+) -> dict[str, Any]:
+    """ArgMax of a FLOAT32 resource `x` bound as `in_tensor` into a UINT32 resource `y`, printed."""
     return {
         "resources": {
-            "x": {"initialValuesDataType": "FLOAT32", "initialValues": [1.0, 2.0]},
-            "y": {"initialValuesDataType": "UINT32", "initialValues": [9]},
+            "x": {"initialValuesDataType": "FLOAT32", "initialValues": buffer},
+            "y": {"initialValuesDataType": "UINT32", "initialValues": out_init},
         },
         "dispatchables": {
             "a": {
                 "type": "ARGMAX",
                 "desc": {
-                    "InputTensor": {"DataType": "INT32", "Sizes": [2]},
-                    "OutputTensor": {"DataType": "UINT32", "Sizes": [1]},
+                    "InputTensor": in_tensor,
+                    "OutputTensor": out_tensor,
                     "AxisCount": 1,
-                    "Axes": [0],
+                    "Axes": [axis],
                     "AxisDirection": "INCREASING",
                 },
             }
@@ -106,3 +108,8 @@ def reinterpreting_model() -> dict[str, Any]:
             {"type": "print", "resource": "y"},
         ],
     }
+
+
+def reinterpreting_model() -> dict[str, Any]:
+    """ArgMax over a FLOAT32 buffer bound as INT32: the bits are reinterpreted, as on the GPU."""
+    return argmax_model({"DataType": "INT32", "Sizes": [2]}, [1.0, 2.0], {"DataType": "UINT32", "Sizes": [1]}, [9], axis=0)

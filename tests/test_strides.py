@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import onnx
@@ -18,7 +17,7 @@ from dml2onnx.builder import GraphBuilder
 from dml2onnx.dxdispatch import parse
 from dml2onnx.executor import Executor
 from dml2onnx.tensor import TensorDesc
-from support import make_desc, run_cli
+from support import argmax_model, make_desc, run_cli
 
 
 def test_buffer_size_as_dml_calc_buffer_tensor_size() -> None:
@@ -34,36 +33,11 @@ def test_buffer_size_as_dml_calc_buffer_tensor_size() -> None:
     assert TensorDesc(f32, (2, 2), (3, 2)).overlapping is False  # not nested, yet apart: 0, 2, 3, 5
 
 
-def _argmax_model(in_tensor: dict[str, Any], buffer: list[float], out_tensor: dict[str, Any], out_init: list[int]) -> dict:
-    return {
-        "resources": {
-            "x": {"initialValuesDataType": "FLOAT32", "initialValues": buffer},
-            "y": {"initialValuesDataType": "UINT32", "initialValues": out_init},
-        },
-        "dispatchables": {
-            "a": {
-                "type": "ARGMAX",
-                "desc": {
-                    "InputTensor": in_tensor,
-                    "OutputTensor": out_tensor,
-                    "AxisCount": 1,
-                    "Axes": [1],
-                    "AxisDirection": "INCREASING",
-                },
-            }
-        },
-        "commands": [
-            {"type": "dispatch", "dispatchable": "a", "bindings": {"InputTensor": "x", "OutputTensor": "y"}},
-            {"type": "print", "resource": "y"},
-        ],
-    }
-
-
 def test_run_reads_a_padded_transposed_input_and_writes_a_padded_output(tmp_path: Path) -> None:
     # The logical 3x2 input is the transpose of rows [5, 1, 9] and [2, 8, 3] stored with padding 7:
     # element [i, j] at 7 * j + i. ArgMax over axis 1 picks, per row i, max(row0[i], row1[i]).
     buffer = [5, 1, 9, -1, -1, -1, -1, 2, 8, 3]
-    model = _argmax_model(
+    model = argmax_model(
         {"DataType": "FLOAT32", "Sizes": [3, 2], "Strides": [1, 7]},
         buffer,
         {"DataType": "UINT32", "Sizes": [3, 1], "Strides": [2, 1]},  # every other element
@@ -76,7 +50,7 @@ def test_run_reads_a_padded_transposed_input_and_writes_a_padded_output(tmp_path
 
 
 def test_run_broadcasts_a_stride_0_input(tmp_path: Path) -> None:
-    model = _argmax_model(
+    model = argmax_model(
         {"DataType": "FLOAT32", "Sizes": [3, 4], "Strides": [0, 1]},
         [1, 7, 7, 2],
         {"DataType": "UINT32", "Sizes": [3, 1]},
@@ -102,7 +76,7 @@ def test_export_buffer_inputs_and_single_graph_equal_run(layout: str, tmp_path: 
     t = TensorDesc(dtypes.FLOAT32, (3, 4), tuple(strides))
     rng = np.random.default_rng(0)
     buffer = rng.integers(-5, 5, t.span).astype(np.float32).tolist()
-    model = _argmax_model(
+    model = argmax_model(
         {"DataType": "FLOAT32", "Sizes": [3, 4], "Strides": strides}, buffer, {"DataType": "UINT32", "Sizes": [3, 1]}, [0, 0, 0]
     )
     monkeypatch.chdir(tmp_path)
@@ -129,7 +103,7 @@ def test_export_buffer_inputs_and_single_graph_equal_run(layout: str, tmp_path: 
 
 
 def test_single_graph_writes_through_output_strides(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    model = _argmax_model(
+    model = argmax_model(
         {"DataType": "FLOAT32", "Sizes": [3, 2]},
         [1, 2, 4, 3, 5, 6],
         {"DataType": "UINT32", "Sizes": [3, 1], "Strides": [2, 1]},
@@ -145,7 +119,7 @@ def test_single_graph_writes_through_output_strides(tmp_path: Path, monkeypatch:
 def test_buffer_inputs_and_single_graph_refuse_each_other(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m.json").write_text(
-        json.dumps(_argmax_model({"DataType": "FLOAT32", "Sizes": [1, 2]}, [1, 2], {"DataType": "UINT32", "Sizes": [1, 1]}, [0]))
+        json.dumps(argmax_model({"DataType": "FLOAT32", "Sizes": [1, 2]}, [1, 2], {"DataType": "UINT32", "Sizes": [1, 1]}, [0]))
     )
     status, _, err = run_cli("export", "m.json", "-o", "x", "--single-graph", "--buffer-inputs")
     assert status == 2 and "--buffer-inputs" in err and not (tmp_path / "x").exists()

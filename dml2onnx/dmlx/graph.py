@@ -16,6 +16,7 @@ from onnx import helper
 
 from .. import __version__, dtypes, featurelevels, lowering, ops, runtime
 from ..builder import DEFAULT_OPSET
+from ..compose import renamed_nodes
 from ..desc import OperatorDesc, parse_operator_desc, parse_tensor_desc
 from ..errors import RuntimeFailure
 from ..tensor import TensorDesc
@@ -192,10 +193,7 @@ class Graph:
             lowered = lowering.lower(node.desc, node.name, opset, target)
             result = out_value.get(node, f"{node.name}/OutputTensor")
             renames = {f: value[_source(e)] for f, e in node.inputs.items()} | {"OutputTensor": result}
-            for n in lowered.graph.node:
-                n.input[:] = [renames.get(v, v) for v in n.input]
-                n.output[:] = [renames.get(v, v) for v in n.output]
-                graph_nodes.append(n)
+            graph_nodes.extend(renamed_nodes(lowered.graph, renames))
             initializers.extend(lowered.graph.initializer)
             value[node] = result
         for key, e in named:
@@ -225,9 +223,7 @@ class Graph:
                 "dml2onnx.dispatchables": json.dumps(descs, sort_keys=True),
             },
         )
-        model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-        onnx.checker.check_model(model, full_check=True)
-        return model
+        return lowering.checked(model)
 
     def to_dxdispatch(self, outputs: Outputs, inputs: Arrays | None = None) -> dict[str, Any]:
         """An equivalent DxDispatch model: one resource per input (its values laid out by its

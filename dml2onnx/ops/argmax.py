@@ -27,22 +27,20 @@ def validate(desc: OperatorDesc) -> None:
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
-    return lower_arg(desc, b, inputs, minimum=False)
+    return lower_arg(desc, b, inputs["InputTensor"], minimum=False, last=desc["AxisDirection"] == "DECREASING")
 
 
-def lower_arg(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], minimum: bool) -> str:
-    """ARGMAX, or ARGMIN with `minimum`: the same fields, rules and output."""
-    x = desc.tensor("InputTensor")
-    plan = common.JointAxes(x.sizes, tuple(sorted(desc["Axes"])), last=b.variant == "last_axis")
-    merged = plan.merge(b, inputs["InputTensor"])
-    last = desc["AxisDirection"] == "DECREASING"
-    index = arg_index(b, merged, x.data_type, plan.axis, plan.reduced_size, last, minimum)
+def lower_arg(desc: OperatorDesc, b: GraphBuilder, x: str, minimum: bool, last: bool) -> str:
+    """The index of the first (`last`: last) maximum, or with `minimum` minimum, over the desc's
+    joint Axes, as its OutputTensor: ARGMAX, ARGMIN and REDUCE's ARGMAX/ARGMIN."""
+    t = desc.tensor("InputTensor")
+    plan = common.JointAxes(t.sizes, tuple(sorted(desc["Axes"])), last=b.variant == "last_axis")
+    merged = plan.merge(b, x)
+    index = arg_index(b, merged, t.data_type, plan.axis, plan.reduced_size, last, minimum)
     out = desc.tensor("OutputTensor")
     if out.data_type != dtypes.INT64:
         index = b.cast(index, out.data_type, "output_cast", f"indices as {out.data_type}")
-    if tuple(plan.merged_shape[: plan.axis]) + (1,) + tuple(plan.merged_shape[plan.axis + 1 :]) != out.sizes:
-        index = b.reshape(index, out.sizes, "output_shape", "restores the output's dimensions")
-    return index
+    return plan.restore(b, index, out.sizes)
 
 
 def argmax_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, size: int, last: bool) -> str:

@@ -20,7 +20,7 @@ def variant_applies(desc: OperatorDesc, variant: str, opset: int) -> bool:
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
-    return argmax.lower_arg(desc, b, inputs, minimum=True)
+    return argmax.lower_arg(desc, b, inputs["InputTensor"], minimum=True, last=desc["AxisDirection"] == "DECREASING")
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:

@@ -123,6 +123,11 @@ class JointAxes:
             x = b.reshape(x, self.merged_shape, "merge_axes", f"joins the reduced axes {list(self.axes)} into one axis")
         return x
 
+    def restore(self, b: GraphBuilder, y: str, out_sizes: tuple[int, ...]) -> str:
+        """A reduction's result (`merged_shape` with 1 on the merged axis) -> the output's sizes."""
+        kept = self.merged_shape[: self.axis] + (1,) + self.merged_shape[self.axis + 1 :]
+        return y if kept == out_sizes else b.reshape(y, out_sizes, "output_shape", "restores the output's dimensions")
+
     def unmerge(self, b: GraphBuilder, y: str) -> str:
         """Inverse of `merge` for a tensor of `merged_shape` (same size on the merged axis)."""
         if self.merged_shape != self.moved_shape:

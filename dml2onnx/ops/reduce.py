@@ -25,7 +25,7 @@ from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from . import common
-from .argmax import arg_index
+from .argmax import arg_index, lower_arg
 
 ARG_FUNCTIONS = ("ARGMAX", "ARGMIN")
 
@@ -65,7 +65,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     x, function = desc.tensor("InputTensor"), desc["Function"]
     axes = tuple(sorted(desc["Axes"]))
     if function in ARG_FUNCTIONS:
-        return _arg(desc, b, inputs["InputTensor"], axes)
+        return lower_arg(desc, b, inputs["InputTensor"], minimum=function == "ARGMIN", last=False)
     if x.data_type.is_float or (function in ("MAX", "MIN") and x.data_type in _SMALL_INTEGERS):
         return _in_float32(b, inputs["InputTensor"], x.data_type, _FLOAT_OPS[function], axes, function)
     if function in ("MAX", "MIN"):
@@ -80,25 +80,6 @@ def _in_float32(b: GraphBuilder, x: str, dtype: dtypes.DataType, op: str, axes: 
     return y if dtype == dtypes.FLOAT32 else b.cast(y, dtype, "to_output", f"result rounded once to {dtype}")
 
 
-def _restore(desc: OperatorDesc, b: GraphBuilder, y: str, plan: common.JointAxes) -> str:
-    """A result of `plan.merged_shape` with size 1 on the merged axis -> the output's sizes."""
-    out = desc.tensor("OutputTensor").sizes
-    kept = plan.merged_shape[: plan.axis] + (1,) + plan.merged_shape[plan.axis + 1 :]
-    return y if kept == out else b.reshape(y, out, "output_shape", "restores the output's dimensions")
-
-
-def _arg(desc: OperatorDesc, b: GraphBuilder, x: str, axes: tuple[int, ...]) -> str:
-    t = desc.tensor("InputTensor")
-    plan = common.JointAxes(t.sizes, axes, last=b.variant == "last_axis")
-    merged = plan.merge(b, x)
-    minimum = desc["Function"] == "ARGMIN"
-    index = arg_index(b, merged, t.data_type, plan.axis, plan.reduced_size, False, minimum=minimum)
-    out = desc.tensor("OutputTensor").data_type
-    if out != dtypes.INT64:
-        index = b.cast(index, out, "output_cast", f"indices as {out}")
-    return _restore(desc, b, index, plan)
-
-
 def _integer_extreme(desc: OperatorDesc, b: GraphBuilder, x: str, axes: tuple[int, ...], minimum: bool) -> str:
     """32/64-bit integer MAX/MIN: the element at the exact first extreme index."""
     t = desc.tensor("InputTensor")
@@ -106,7 +87,7 @@ def _integer_extreme(desc: OperatorDesc, b: GraphBuilder, x: str, axes: tuple[in
     merged = plan.merge(b, x)
     index = arg_index(b, merged, t.data_type, plan.axis, plan.reduced_size, False, minimum=minimum)
     y = b.node("GatherElements", [merged, index], "pick", f"the {'minimum' if minimum else 'maximum'} itself", axis=plan.axis)
-    return _restore(desc, b, y, plan)
+    return plan.restore(b, y, desc.tensor("OutputTensor").sizes)
 
 
 def _integer_fold(desc: OperatorDesc, b: GraphBuilder, x: str, axes: tuple[int, ...], function: str) -> str:
@@ -122,23 +103,18 @@ def _integer_fold(desc: OperatorDesc, b: GraphBuilder, x: str, axes: tuple[int, 
     op = "Mul" if function == "MULTIPLY" else "Add"
     while n > 1:
         half = n // 2
-        first = _slice(b, y, plan.axis, 0, half, f"first{n}")
-        second = _slice(b, y, plan.axis, half, 2 * half, f"second{n}")
+        first = _part(b, y, plan.axis, 0, half, f"first{n}")
+        second = _part(b, y, plan.axis, half, 2 * half, f"second{n}")
         folded = b.node(op, [first, second], f"fold{n}", f"{n} -> {half + n % 2} elements along the merged axis")
         if n % 2:
-            odd = _slice(b, y, plan.axis, n - 1, n, f"odd{n}")
+            odd = _part(b, y, plan.axis, n - 1, n, f"odd{n}")
             folded = b.node("Concat", [folded, odd], f"carry{n}", "the odd element rides along", axis=plan.axis)
         y, n = folded, half + n % 2
-    return _restore(desc, b, y, plan)
+    return plan.restore(b, y, desc.tensor("OutputTensor").sizes)
 
 
-def _slice(b: GraphBuilder, x: str, axis: int, start: int, end: int, step: str) -> str:
-    return b.node(
-        "Slice",
-        [x, b.i64([start], f"{step}_starts"), b.i64([end], f"{step}_ends"), b.i64([axis], f"{step}_axes")],
-        step,
-        f"elements [{start}, {end}) of the merged axis",
-    )
+def _part(b: GraphBuilder, x: str, axis: int, start: int, end: int, step: str) -> str:
+    return b.slice(x, [axis], [start], [end], step, f"elements [{start}, {end}) of the merged axis")
 
 
 # -- reference --------------------------------------------------------------------------------
