@@ -62,7 +62,7 @@ def test_choice_rule_picks_measured_winners() -> None:
 
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [1])) == "argmax_max"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0])) == "reduce_chain"
-    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0], "FLOAT16")) == "last_axis"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0], "FLOAT16")) == "in_place"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([64, 4096, 256], [1])) == "in_place"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([256, 1024, 256], [2, 0])) == "reduce_chain"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0, 1])) == "reduce_chain"
@@ -84,4 +84,9 @@ def test_choice_rule_picks_measured_winners() -> None:
         "AxisDirection": "DECREASING",
     }
     assert choose("ARGMAX", argmax) == "last_axis"
-    assert choose("ARGMAX", argmax | {"AxisDirection": "INCREASING"}) == "in_place"
+    assert choose("ARGMAX", argmax | {"AxisDirection": "INCREASING"}) == "last_axis"
+    assert choose("ARGMIN", argmax) == "last_axis"
+    trailing = argmax | {"Axes": [1], "OutputTensor": tensor("INT64", [8, 1])}
+    assert choose("ARGMAX", trailing) == "in_place"
+    assert choose("ACTIVATION_HARDMAX1", softmax([64, 4096, 256], [1])) == "last_axis"
+    assert choose("ACTIVATION_HARDMAX1", softmax([64, 4096, 256], [2])) == "in_place"

@@ -323,3 +323,33 @@ def test_softplus_steepness_below_1_fused_by_level() -> None:
     e = refusal(MVN1, f, level="6_3")
     assert "needs feature level 6_4" in str(e) and e.path == ("desc", "FusedActivation", "Steepness")
     lowering.validate(parse_operator_desc(MVN1, f, ("desc",), ("type",), level="6_4"))
+
+
+@EPS
+@pytest.mark.parametrize("op", ["MEAN_VARIANCE_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION1"])
+def test_single_element_groups_skip_instance_normalization(ep: str, op: str) -> None:
+    """One element per normalized group: the result is 0 * Scale. The CUDA EP's
+    InstanceNormalization gives NaN there (H200), so that candidate is not offered."""
+    sizes = [2, 3, 1, 1]
+    fields: dict[str, Any] = {
+        "InputTensor": tensor("FLOAT32", sizes),
+        "OutputTensor": tensor("FLOAT32", sizes),
+        "ScaleTensor": tensor("FLOAT32", [1, 3, 1, 1]),
+        "NormalizeVariance": True,
+        "Epsilon": 1e-5,
+    }
+    if op == "MEAN_VARIANCE_NORMALIZATION":
+        fields["CrossChannel"] = False
+    else:
+        fields |= {"AxisCount": 2, "Axes": [2, 3]}
+    desc = make_desc(op, fields)
+    assert "instance_norm" not in choices.available(desc, 17)
+    assert "instance_norm" in choices.available(
+        make_desc(op, fields | {"InputTensor": tensor("FLOAT32", [2, 3, 1, 2]), "OutputTensor": tensor("FLOAT32", [2, 3, 1, 2])}),
+        17,
+    )
+    x = np.random.default_rng(0).standard_normal(sizes).astype(np.float32)
+    scale = np.array([1.0, -2.0, 3.0], np.float32).reshape(1, 3, 1, 1)
+    for variant in choices.available(desc, 17):
+        got = runtime.create(lowering.lower(desc, "t", variant=variant), "t", ep).run({"InputTensor": x, "ScaleTensor": scale})
+        assert np.array_equal(got, np.zeros(sizes, np.float32)), (variant, got)

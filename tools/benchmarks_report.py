@@ -18,35 +18,53 @@ TARGETS = {"trailing": 0.60, "leading": 0.35, "middle": 0.35, "several": 0.35, "
 
 GAPS = """## Where the targets are missed or PyTorch is faster, why, and what would close the gap
 
-- **Reductions over a leading or middle axis (ArgMax, Hardmax1: 13-22% of copy; PyTorch 3-4x faster).**
-  The CUDA EP's ArgMax over a non-innermost axis reaches about 480 GB/s, while PyTorch has a dedicated
-  strided kernel at about 2100 GB/s. Moving the axis last first (`last_axis`) adds a full read and write
-  and was no faster. To close the gap, ONNX Runtime needs a strided ArgMax kernel. On DirectML, the `dml`
-  target maps straight to DML_ARGMAX and DML_ACTIVATION_HARDMAX.
-- **LogSoftmax1 over the innermost axis (32%; PyTorch 2.5x faster).** The CUDA EP's own LogSoftmax
+Patterns that were tried and not adopted, with their numbers, are in [patterns.md](patterns.md).
+
+- **ArgMax over a leading or middle axis (33%; PyTorch 1.8x faster). Hardmax1 there: 50%, target met,
+  PyTorch 1.5x faster.** The CUDA EP's ArgMax over an outer axis reaches about 470 GB/s (and answers
+  2**31 - 1 for a slice of -inf only, which the lowerings now guard). `last_axis` moves the axis last with
+  a Transpose and a merging Reshape, and ArgMax then runs on the innermost axis: 2.5x faster. Without
+  that Reshape, ONNX Runtime's transpose optimizer moves the Transpose behind the ArgMax again, which
+  is why the same candidate measured no faster before. The Transpose is a full extra read and write. A
+  two-stage MaxPool with Indices (chunks of 64 rows, then ArgMax over the chunks) was a little slower
+  (1100 GB/s; Hardmax1 1774). To close the gap, ONNX Runtime needs a strided ArgMax kernel. On
+  DirectML, the `dml` target maps straight to DML_ARGMAX and DML_ACTIVATION_HARDMAX.
+- **LogSoftmax1 over the innermost axis (34%; PyTorch 2.5x faster).** The CUDA EP's own LogSoftmax
   computes `x - (max + log(sum))`, which is 2e-3 off in FLOAT32 once |max| is 5e4 (docs/gpu-report.md).
-  The exact lowering therefore finds the max first (ArgMax + GatherElements, 4x faster than the first
-  try with ReduceMax) and subtracts it, which costs two extra passes. To close the gap, the EP's kernel
-  needs to compute `(x - max) - log(sum)`, as PyTorch does. Over leading, middle and all axes, the
-  chosen lowerings are 4-5x faster than PyTorch's `log_softmax`.
+  The exact lowering therefore finds the max first (ArgMax + GatherElements, 4x faster than ReduceMax)
+  and subtracts it, which costs two extra passes. Uncentered, the same kernel reaches 2465 GB/s. To
+  close the gap, the EP's kernel needs to compute `(x - max) - log(sum)`, as PyTorch does.
+- **LogSoftmax1 over leading and middle axes (14-15%, but 4.5-5x PyTorch).** The reduction chain
+  avoids any Transpose; moving the axis last with a real Transpose (`last_axis`) is slower (365 GB/s).
 - **LogSoftmax1 over several separate axes (6%; PyTorch 3x faster).** This uses six reductions and
   element-wise passes (`reduce_chain`). The single-axis alternative needs a Transpose, and it was 3x
   slower.
-- **ArgMax DECREASING (32% on the innermost axis, but 1.35x PyTorch).** The CUDA EP has no
-  `select_last_index`, so the axis is reversed with a Slice first. That is an extra read and write.
-- **Integer ArgMax.** INT32 on the `cuda` target casts to DOUBLE: 771 GB/s, against 2802 for PyTorch.
-  INT64 (73 GB/s, against 3389) is ranked by exact 22-bit FLOAT32 digits, because the CUDA EP has no
+- **ArgMax DECREASING (35% on the innermost axis, 1.36x PyTorch; 21% on a leading axis, 0.87x).** The
+  CUDA EP has no `select_last_index`, so the axis is reversed with a Slice first. That is an extra read
+  and write, and on a leading axis it comes on top of the Transpose.
+- **Integer ArgMax.** INT32 on the `cuda` target casts to DOUBLE: 770 GB/s, against 2782 for PyTorch.
+  INT64 (72 GB/s, against 3403) is ranked by exact 22-bit FLOAT32 digits, because the CUDA EP has no
   integer ArgMax and its TopK misorders ties (docs/gpu-report.md). To close the gap, ONNX Runtime needs
   an integer ArgMax kernel.
-- **OneHot with small depths (40% at depth 16, 62% at 256; 1.9-3.1x PyTorch).** With few outputs per
-  index, the EP's OneHot kernel is bound by its per-element index arithmetic, not by memory. From
-  depth 4096 on it reaches 74-77%.
-- **MVN with Scale, Bias and a fused activation (22% per channel, 1.4x PyTorch; 14% across channels,
+- **OneHot with small depths (42-43% at depth 16, 65-66% at 256; 1.9-3.1x PyTorch).** With few
+  outputs per index, the EP's OneHot kernel is bound by its per-element index arithmetic, not by
+  memory. A Gather from a (depth + 1) x depth table of Off/On values, and Equal + Where, were both
+  slower. From depth 4096 on, OneHot reaches 79-81%.
+- **MVN with Scale, Bias and a fused activation (24% per channel, 1.4x PyTorch; 14% across channels,
   2.5x).** Per channel, InstanceNormalization applies Scale and Bias in its own kernel, but the
   activation is one more pass: ONNX Runtime fuses none. Across channels, the reduction chain reads the
-  input three times (23% without Scale/Bias, 3.4x PyTorch), and Scale, Bias and the activation add
-  three more passes. A fused kernel, or DirectML's own MVN operator (the `dml` target keeps the
-  exact chain), would close these."""
+  input three times (24% without Scale/Bias, 3.4x PyTorch), and Scale, Bias and the activation add
+  three more passes. Applying the statistics, Scale and Bias per (n, c) with BatchNormalization or a
+  depthwise Conv (with Relu fused) was slower per channel. Across channels with Scale/Bias/Relu it was
+  30% faster (683 against 525 GB/s), still far from 40%, and is not adopted yet. A fused kernel, or
+  DirectML's own MVN operator, would close these."""
+
+
+# Said of the run in benchmarks/results that this page shows.
+NOTES = [
+    "- After this run, the rule for LogSoftmax1 over a leading FLOAT16 axis was changed from `last_axis` to "
+    "`in_place`, the fastest here (253 against 230 GB/s): `last_axis` now really moves the axis.",
+]
 
 
 def target_for(group: str) -> float | None:
@@ -140,6 +158,9 @@ def main(path: str) -> None:
         f"- Lowering + `onnx.checker` full check per operator: median {statistics.median(lower):.2f} ms, "
         f"max {max(lower):.2f} ms.",
         f"- ONNX Runtime session creation on the CUDA EP: median {statistics.median(session):.1f} ms, max {max(session):.1f} ms.",
+        *NOTES,
+        "",
+        GAPS,
         "",
     ]
     (ROOT / "docs" / "benchmarks.md").write_text("\n".join(lines) + "\n")

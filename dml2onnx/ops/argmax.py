@@ -36,24 +36,30 @@ def lower_arg(desc: OperatorDesc, b: GraphBuilder, x: str, minimum: bool, last: 
     t = desc.tensor("InputTensor")
     plan = common.JointAxes(t.sizes, tuple(sorted(desc["Axes"])), last=b.variant == "last_axis")
     merged = plan.merge(b, x)
-    index = arg_index(b, merged, t.data_type, plan.axis, plan.reduced_size, last, minimum)
+    innermost = plan.axis == len(plan.merged_shape) - 1
+    index = arg_index(b, merged, t.data_type, plan.axis, plan.reduced_size, last, minimum, innermost)
     out = desc.tensor("OutputTensor")
     if out.data_type != dtypes.INT64:
         index = b.cast(index, out.data_type, "output_cast", f"indices as {out.data_type}")
     return plan.restore(b, index, out.sizes)
 
 
-def argmax_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, size: int, last: bool) -> str:
-    """int64 index of the first (or last) maximum along `axis`, keepdims=1, exact for every
-    input type and without ArgMax's select_last_index (which the CUDA EP lacks)."""
-    return arg_index(b, x, dtype, axis, size, last, minimum=False)
-
-
-def arg_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, size: int, last: bool, minimum: bool) -> str:
-    """`argmax_index`, or with `minimum` the same for the minimum (ONNX ArgMin)."""
+def arg_index(
+    b: GraphBuilder,
+    x: str,
+    dtype: dtypes.DataType,
+    axis: int,
+    size: int,
+    last: bool,
+    minimum: bool,
+    innermost: bool = True,
+) -> str:
+    """int64 index of the first (`last`: last) maximum, or with `minimum` minimum, along `axis`
+    (the innermost axis of `x` when `innermost`), keepdims=1; exact for every input type and
+    without ArgMax's select_last_index (which the CUDA EP lacks)."""
     op, step, extreme = ("ArgMin", "argmin", "minimum") if minimum else ("ArgMax", "argmax", "maximum")
     if dtype in b.target.argmax_types and (b.target.argmax_select_last or not last):
-        return b.node(
+        index = b.node(
             op,
             [x],
             step,
@@ -62,6 +68,7 @@ def arg_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, size: 
             keepdims=1,
             select_last_index=int(last),
         )
+        return _outer_axis_guard(b, index, dtype, size, innermost)
     if last:  # reverse, take the first extreme, map the index back: size - 1 - i
         x = b.node(
             "Slice",
@@ -79,6 +86,7 @@ def arg_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, size: 
         if dtype in _EXACT_IN_FLOAT32:
             x = b.cast(x, dtypes.FLOAT32, "to_float", f"{dtype} values are exact in FLOAT32")
         index = b.node(op, [x], step, f"index of the first {extreme}", axis=axis, keepdims=1, select_last_index=0)
+        index = _outer_axis_guard(b, index, dtype, size, innermost)
     elif b.target.argmax_double and dtype.size == 4:  # 32-bit integers are exact in DOUBLE
         x = b.cast(x, dtypes.FLOAT64, "to_double", f"{dtype} values are exact in FLOAT64")
         index = b.node(op, [x], step, f"index of the first {extreme}", axis=axis, keepdims=1, select_last_index=0)
@@ -87,6 +95,17 @@ def arg_index(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, size: 
     if last:
         index = b.node("Sub", [b.scalar(size - 1, dtypes.INT64, "last_index"), index], "unreverse", "index in the original order")
     return index
+
+
+def _outer_axis_guard(b: GraphBuilder, index: str, dtype: dtypes.DataType, size: int, innermost: bool) -> str:
+    """The CUDA EP's ArgMax/ArgMin over an axis that is not the innermost answer 2**31 - 1 when
+    every value is -inf (ArgMin: +inf) instead of 0, the first of the tied values (H200,
+    benchmarks/patterns.py). Any index out of range is that case: it becomes 0. A reversed
+    search (`last`) maps 0 back to size - 1, the last tied value, as it should."""
+    if innermost or not dtype.is_float or not b.target.arg_outer_axis_guard:
+        return index
+    inside = b.node("Less", [index, b.scalar(size, dtypes.INT64, "size")], "in_range", "a valid index (not 2**31 - 1)")
+    return b.node("Where", [inside, index, b.scalar(0, dtypes.INT64, "first")], "guarded", "all -inf (ArgMin: +inf): the first")
 
 
 # 32/64-bit integers are ranked exactly in FLOAT32 by 22-bit digits of an unsigned order key.

@@ -71,10 +71,17 @@ def check_reduced_sizes(desc: OperatorDesc, axes: Sequence[int], name: str = "Ou
 class JointAxes:
     """How to turn a reduction over several axes into one over a single axis.
 
-    Contiguous axes are merged in place by a Reshape; other sets are first moved to the end by a
-    Transpose (kept axes in order, then the reduced axes ascending) and merged there. The merged
-    axis enumerates the reduced coordinates in row-major order of ascending axes, which is the
-    order DirectML's reduced index uses.
+    Contiguous axes are merged in place by a Reshape; other sets (and every set with `last`) are
+    first moved to the end by a Transpose (kept axes in order, then the reduced axes ascending)
+    and the result is merged to 2-D: (kept elements, reduced elements). The merged axis
+    enumerates the reduced coordinates in row-major order of ascending axes, which is the order
+    DirectML's reduced index uses.
+
+    The Transpose is always followed by a Reshape that merges or drops dimensions: ONNX Runtime's
+    transpose optimizer pushes a Transpose through ArgMax, LogSoftmax and a Reshape that only
+    inserts or splits dimensions, which undoes the move (ArgMax over a leading axis on the CUDA
+    EP then stays 2.5x slower, H200); it stops at a merging Reshape. A 2-D input is lifted to
+    (1, rows, columns) first so that such a Reshape exists.
     """
 
     shape: tuple[int, ...]
@@ -87,16 +94,26 @@ class JointAxes:
         return self.axes[-1] - self.axes[0] + 1 == len(self.axes) and (at_end or not self.last)
 
     @property
+    def lifted(self) -> bool:
+        """A 1 is put in front before the Transpose (see the class docstring)."""
+        return not self.contiguous and len(self.shape) == 2
+
+    @property
+    def source_shape(self) -> tuple[int, ...]:
+        return (1, *self.shape) if self.lifted else self.shape
+
+    @property
     def perm(self) -> tuple[int, ...] | None:
         if self.contiguous:
             return None
-        kept = tuple(i for i in range(len(self.shape)) if i not in self.axes)
-        return kept + self.axes
+        offset = int(self.lifted)
+        kept = tuple(i + offset for i in range(len(self.shape)) if i not in self.axes)
+        return tuple(range(offset)) + kept + tuple(a + offset for a in self.axes)
 
     @property
     def moved_shape(self) -> tuple[int, ...]:
         perm = self.perm
-        return self.shape if perm is None else tuple(self.shape[i] for i in perm)
+        return self.shape if perm is None else tuple(self.source_shape[i] for i in perm)
 
     @property
     def reduced_size(self) -> int:
@@ -107,16 +124,21 @@ class JointAxes:
         if self.contiguous:
             first, last = self.axes[0], self.axes[-1]
             return self.shape[:first] + (self.reduced_size,) + self.shape[last + 1 :]
-        kept = len(self.shape) - len(self.axes)
-        return self.moved_shape[:kept] + (self.reduced_size,)
+        return (self.size // self.reduced_size, self.reduced_size)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
 
     @property
     def axis(self) -> int:
         """The single axis of `merged_shape` that holds the reduced coordinates."""
-        return self.axes[0] if self.contiguous else len(self.shape) - len(self.axes)
+        return self.axes[0] if self.contiguous else 1
 
     def merge(self, b: GraphBuilder, x: str) -> str:
         perm = self.perm
+        if self.lifted:
+            x = b.reshape(x, self.source_shape, "lift", "a leading 1, so that a merging Reshape follows the Transpose")
         if perm is not None:
             x = b.transpose(x, perm, "move_axes_last", f"moves the reduced axes {list(self.axes)} to the end")
         if self.merged_shape != self.moved_shape:
@@ -136,6 +158,8 @@ class JointAxes:
         if perm is not None:
             inverse = [perm.index(i) for i in range(len(perm))]
             y = b.transpose(y, inverse, "restore_axes", "puts the axes back in their order")
+        if self.lifted:
+            y = b.reshape(y, self.shape, "unlift", "drops the leading 1")
         return y
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
-from . import common
+from . import argmax, common
 
 
 def validate(desc: OperatorDesc) -> None:
@@ -29,22 +29,26 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     # ArgMax (first maximum) + OneHot: exact on ties, runs on every EP. ONNX Hardmax is absent
     # from the CUDA EP, and ReduceMax + Equal marks every tied maximum.
     x = desc.tensor("InputTensor")
-    plan = common.JointAxes(x.sizes, reduced_axes(desc), last=b.variant == "last_axis")
+    axes = reduced_axes(desc)
+    plan = common.JointAxes(x.sizes, axes, last=b.variant == "last_axis")
     merged = plan.merge(b, inputs["InputTensor"])
     if b.target.native_hardmax:  # ONNX Hardmax-13 (first maximum): DML_ACTIVATION_HARDMAX again
         y = b.node("Hardmax", [merged], "hardmax", "1 at the first maximum of the merged axis", axis=plan.axis)
         return plan.unmerge(b, y)
-    axis = plan.axis
-    if len(plan.merged_shape) == 1:  # every axis reduced: OneHot needs indices of rank >= 1
-        merged = b.reshape(merged, [1, plan.reduced_size], "as_row", "one row, for OneHot")
-        axis = 1
-    index = b.node(
-        "ArgMax", [merged], "argmax", "index of the first maximum over the axes", axis=axis, keepdims=0, select_last_index=0
-    )
+    innermost = plan.axis == len(plan.merged_shape) - 1
+    index = argmax.arg_index(b, merged, x.data_type, plan.axis, plan.reduced_size, False, False, innermost)
+    # The one-hot is written in place when the axes are contiguous, even when the index was
+    # found with the axes moved last: no Transpose back. The kept elements are in the same
+    # row-major order either way.
+    in_place = common.JointAxes(x.sizes, axes)
+    out = in_place if in_place.contiguous else plan
+    kept = out.merged_shape[: out.axis] + out.merged_shape[out.axis + 1 :]
+    axis = out.axis if kept else 1  # every axis reduced: OneHot needs indices of rank >= 1
+    index = b.reshape(index, kept or (1,), "index_shape", "the index per kept element, without the reduced axis")
     y = one_hot_01(b, index, plan.reduced_size, axis, x.data_type)
-    if axis != plan.axis:
-        y = b.reshape(y, plan.merged_shape, "from_row", "back from one row")
-    return plan.unmerge(b, y)
+    if not kept:
+        y = b.reshape(y, out.merged_shape, "from_row", "back from one row")
+    return out.unmerge(b, y)
 
 
 def one_hot_01(b: GraphBuilder, index: str, depth: int, axis: int, dtype: dtypes.DataType) -> str:

@@ -9,7 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
-from . import common, hardmax1
+from . import argmax, common, hardmax1
 
 validate = hardmax1.validate  # same tensor rules, types and axes rules as HARDMAX1
 
@@ -25,7 +25,8 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     merged = plan.merge(b, inputs["InputTensor"])
     if not b.target.log_softmax_exact:  # subtract the maximum first: the EP's own max is then 0
         if b.variant == "argmax_max":
-            where = b.node("ArgMax", [merged], "argmax", "where the maximum is", axis=plan.axis, keepdims=1)
+            innermost = plan.axis == len(plan.merged_shape) - 1
+            where = argmax.arg_index(b, merged, x.data_type, plan.axis, plan.reduced_size, False, False, innermost)
             top = b.node("GatherElements", [merged, where], "max", "the maximum along the axis", axis=plan.axis)
         else:
             top = b.reduce("ReduceMax", merged, [plan.axis], "max", "the maximum along the merged axis")
@@ -61,7 +62,8 @@ def _reduce_chain(b: GraphBuilder, x: str, axes: list[int], dtype: dtypes.DataTy
 def centered_reference(desc: OperatorDesc, x: np.ndarray) -> tuple[np.ndarray, common.JointAxes]:
     """numpy: the input in float64 as rows over the joint axes, minus each row's maximum."""
     flat, plan = common.merge_axes_reference(x.astype(np.float64), hardmax1.reduced_axes(desc))
-    return flat - flat.max(axis=1, keepdims=True), plan
+    with np.errstate(invalid="ignore"):  # a row of -inf only: -inf - -inf is NaN, as on the EPs
+        return flat - flat.max(axis=1, keepdims=True), plan
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:

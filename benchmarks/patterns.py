@@ -1,0 +1,636 @@
+"""Raw ONNX patterns timed on the CUDA EP, to find lowerings worth adding to dml2onnx/choices.py.
+
+Each experiment is a small hand-built graph with a numpy reference. On the GPU machine (after
+onnxruntime-gpu is unpacked, see benchmarks/README.md):
+
+    python3 benchmarks/patterns.py [--only SUBSTRING] > patterns.json
+
+Every graph runs with CPU fallback disabled; the output is checked against the reference, and
+the ArgMax patterns are also run on tied, -inf and NaN data (first index expected on ties).
+GB/s counts the bytes of the graph's inputs and of its OutputTensor once each.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+
+
+@dataclass
+class Graph:
+    """A tiny graph builder: nodes, constants and the one OutputTensor."""
+
+    inputs: dict[str, np.ndarray]
+    nodes: list[onnx.NodeProto] = field(default_factory=list)
+    inits: list[onnx.TensorProto] = field(default_factory=list)
+    count: int = 0
+
+    def const(self, value: Any, dtype: Any = np.int64) -> str:
+        self.count += 1
+        name = f"c{self.count}"
+        self.inits.append(numpy_helper.from_array(np.asarray(value, dtype), name))
+        return name
+
+    def op(self, op_type: str, inputs: list[str], outputs: int = 1, domain: str = "", **attrs: Any) -> Any:
+        self.count += 1
+        names = [f"t{self.count}_{i}" for i in range(outputs)]
+        self.nodes.append(helper.make_node(op_type, inputs, names, name=f"n{self.count}", domain=domain, **attrs))
+        return names[0] if outputs == 1 else names
+
+    def model(self, out: str) -> onnx.ModelProto:
+        self.nodes.append(helper.make_node("Identity", [out], ["OutputTensor"], name="out"))
+        ins = [
+            helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape) for k, v in self.inputs.items()
+        ]
+        opsets = [helper.make_opsetid("", OPSET), helper.make_opsetid("com.microsoft", 1)]
+        probe = helper.make_model(helper.make_graph(self.nodes, "probe", ins, [], self.inits), opset_imports=opsets, ir_version=8)
+        inferred = {v.name: v.type.tensor_type.elem_type for v in onnx.shape_inference.infer_shapes(probe).graph.value_info}
+        elem = inferred.get(out) or TensorProto.FLOAT  # contrib ops (FusedConv) are not inferred: FLOAT
+        outs = [helper.make_tensor_value_info("OutputTensor", elem, None)]
+        graph = helper.make_graph(self.nodes, "pattern", ins, outs, self.inits)
+        return helper.make_model(graph, opset_imports=opsets, ir_version=8)
+
+
+@dataclass
+class Experiment:
+    name: str
+    group: str
+    build: Callable[[Graph], str]
+    inputs: dict[str, np.ndarray]
+    reference: Callable[[dict[str, np.ndarray]], np.ndarray]
+    rtol: float = 0.0
+    tie_inputs: dict[str, np.ndarray] | None = None  # small data with ties / -inf / NaN
+    config: dict[str, str] = field(default_factory=dict)
+
+
+PROVIDER = ["CUDAExecutionProvider"]
+DEVICE = "cuda"
+
+
+def session(model: onnx.ModelProto, config: dict[str, str]) -> Any:
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.log_severity_level = 3
+    if DEVICE == "cuda":
+        so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+    for k, v in config.items():
+        so.add_session_config_entry(k, v)
+    return ort.InferenceSession(model.SerializeToString(), so, providers=PROVIDER)
+
+
+def time_model(sess: Any, feeds: dict[str, np.ndarray], iterations: int) -> tuple[float, float, np.ndarray]:
+    import onnxruntime as ort
+
+    binding = sess.io_binding()
+    values = {k: ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(v), DEVICE, 0) for k, v in feeds.items()}
+    for k, v in values.items():
+        binding.bind_ortvalue_input(k, v)
+    binding.bind_output("OutputTensor", DEVICE)
+    samples = []
+    for i in range(iterations + 3):
+        start = time.perf_counter()
+        sess.run_with_iobinding(binding)
+        binding.synchronize_outputs()
+        if i >= 3:
+            samples.append((time.perf_counter() - start) * 1e3)
+    out = binding.copy_outputs_to_cpu()[0]
+    return statistics.median(samples), min(samples), out
+
+
+def check(got: np.ndarray, want: np.ndarray, rtol: float) -> tuple[bool, float]:
+    if got.shape != want.shape:
+        got = got.reshape(want.shape) if got.size == want.size else got
+    if got.shape != want.shape:
+        return False, float("inf")
+    if rtol == 0:
+        bad = got != want
+        if want.dtype.kind == "f":
+            bad &= ~(np.isnan(got) & np.isnan(want))
+        return not bad.any(), float(bad.mean())
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    err = np.abs(g - w)
+    return bool(np.all(err <= rtol + rtol * np.abs(w))), float(err.max())
+
+
+# ---------------------------------------------------------------- ArgMax over a leading / middle axis
+
+
+def first_argmax(x: np.ndarray, axis: int) -> np.ndarray:
+    return np.argmax(x, axis=axis, keepdims=True).astype(np.int64)
+
+
+def argmax_patterns(x: np.ndarray, tag: str, ties: np.ndarray) -> Iterator[Experiment]:
+    """x of shape (B, R, W) reduced over R (B = 1: a leading axis)."""
+    r = x.shape[1]
+
+    def plain(g: Graph) -> str:
+        return g.op("ArgMax", ["x"], axis=1, keepdims=1)
+
+    def pool(chunk: int) -> Callable[[Graph], str]:
+        def build(g: Graph) -> str:
+            rr = g.inputs["x"].shape[1]
+            ww = g.inputs["x"].shape[2]
+            bb = g.inputs["x"].shape[0]
+            k = min(chunk, rr)
+            v4 = g.op("Reshape", ["x", g.const([bb, rr // k, k, ww])])
+            vals, idx = g.op("MaxPool", [v4], outputs=2, kernel_shape=[k, 1])
+            if k < rr:  # second stage: the chunk holding the first maximum
+                best = g.op("ArgMax", [vals], axis=1, keepdims=1)
+                idx = g.op("GatherElements", [idx, best], axis=1)
+            row = g.op("Mod", [g.op("Div", [idx, g.const(ww)]), g.const(rr)])
+            return g.op("Reshape", [row, g.const([bb, 1, ww])])
+
+        return build
+
+    def reduce_equal_min(g: Graph) -> str:
+        rr = g.inputs["x"].shape[1]
+        top = g.op("ReduceMax", ["x"], axes=[1], keepdims=1)
+        eq = g.op("Equal", ["x", top])
+        iota = g.const(np.arange(rr, dtype=np.float32).reshape(1, rr, 1), np.float32)
+        pos = g.op("Where", [eq, iota, g.const(float(rr), np.float32)])
+        return g.op("Cast", [g.op("ReduceMin", [pos], axes=[1], keepdims=1)], to=TensorProto.INT64)
+
+    def transposed(g: Graph) -> str:
+        t = g.op("Transpose", ["x"], perm=[0, 2, 1])
+        a = g.op("ArgMax", [t], axis=2, keepdims=1)
+        return g.op("Transpose", [a], perm=[0, 2, 1])
+
+    def einsum_transposed(g: Graph) -> str:
+        t = g.op("Einsum", ["x"], equation="brw->bwr")
+        a = g.op("ArgMax", [t], axis=2, keepdims=1)
+        return g.op("Transpose", [a], perm=[0, 2, 1])
+
+    def transposed_reshaped(g: Graph) -> str:
+        bb, rr, ww = g.inputs["x"].shape
+        t = g.op("Transpose", ["x"], perm=[0, 2, 1])
+        t = g.op("Reshape", [t, g.const([bb * ww, rr])])
+        a = g.op("ArgMax", [t], axis=1, keepdims=1)
+        return g.op("Reshape", [a, g.const([bb, 1, ww])])
+
+    ref = lambda v: first_argmax(v["x"], 1)  # noqa: E731
+    group = f"ARGMAX {tag}"
+    yield Experiment(f"{group}: ArgMax", group, plain, {"x": x}, ref, tie_inputs={"x": ties})
+    yield Experiment(f"{group}: MaxPool one stage", group, pool(r), {"x": x}, ref, tie_inputs={"x": ties})
+    for chunk in (16, 64, 256):
+        yield Experiment(
+            f"{group}: MaxPool chunks of {chunk} + ArgMax", group, pool(chunk), {"x": x}, ref, tie_inputs={"x": ties}
+        )
+    yield Experiment(f"{group}: ReduceMax+Equal+Where+ReduceMin", group, reduce_equal_min, {"x": x}, ref, tie_inputs={"x": ties})
+    yield Experiment(
+        f"{group}: Transpose+ArgMax (TransposeOptimizer off)",
+        group,
+        transposed,
+        {"x": x},
+        ref,
+        config={"optimization.disable_specified_optimizers": "TransposeOptimizer"},
+    )
+    yield Experiment(f"{group}: Transpose+ArgMax", group, transposed, {"x": x}, ref, tie_inputs={"x": ties})
+    yield Experiment(f"{group}: Einsum transpose+ArgMax", group, einsum_transposed, {"x": x}, ref, tie_inputs={"x": ties})
+    yield Experiment(f"{group}: Transpose+Reshape+ArgMax", group, transposed_reshaped, {"x": x}, ref, tie_inputs={"x": ties})
+
+
+def tie_data(shape: tuple[int, int, int], dtype: Any) -> np.ndarray:
+    rng = np.random.default_rng(7)
+    t = np.round(rng.standard_normal(shape) * 2).astype(dtype)  # many ties
+    t[0, :, 0] = -np.inf
+    t[0, :, 1] = 5
+    t[0, 3, 2] = np.nan
+    t[0, :, 3] = np.nan
+    return t
+
+
+def hardmax_patterns(x: np.ndarray, tag: str) -> Iterator[Experiment]:
+    """Hardmax over axis 1 of (1, R, W): an index, then OneHot along that axis."""
+    _, r, w = x.shape
+
+    def one_hot_of(index: Callable[[Graph], str]) -> Callable[[Graph], str]:
+        def build(g: Graph) -> str:
+            i32 = g.op("Cast", [g.op("Reshape", [index(g), g.const([1, w])])], to=TensorProto.INT32)
+            values = g.const([0, 1], np.float32)
+            return g.op("OneHot", [i32, g.const(r, np.int32), values], axis=1)
+
+        return build
+
+    def argmax(g: Graph) -> str:
+        return g.op("ArgMax", ["x"], axis=1, keepdims=1)
+
+    def pooled(g: Graph) -> str:
+        v4 = g.op("Reshape", ["x", g.const([1, r // 64, 64, w])])
+        vals, idx = g.op("MaxPool", [v4], outputs=2, kernel_shape=[64, 1])
+        best = g.op("ArgMax", [vals], axis=1, keepdims=1)
+        return g.op("Div", [g.op("GatherElements", [idx, best], axis=1), g.const(w)])
+
+    def ref(v: dict[str, np.ndarray]) -> np.ndarray:
+        a = np.argmax(v["x"], axis=1)
+        out = np.zeros_like(v["x"])
+        np.put_along_axis(out, a[:, None, :], 1, axis=1)
+        return out
+
+    group = f"HARDMAX1 {tag}"
+    yield Experiment(f"{group}: ArgMax+OneHot", group, one_hot_of(argmax), {"x": x}, ref)
+    yield Experiment(f"{group}: MaxPool chunks of 64 + ArgMax + OneHot", group, one_hot_of(pooled), {"x": x}, ref)
+
+
+# ---------------------------------------------------------------- LogSoftmax over the last axis
+
+
+def log_softmax_patterns(x: np.ndarray) -> Iterator[Experiment]:
+    def ref(v: dict[str, np.ndarray]) -> np.ndarray:
+        s = v["x"].astype(np.float64)
+        s = s - s.max(axis=-1, keepdims=True)
+        return (s - np.log(np.exp(s).sum(axis=-1, keepdims=True))).astype(v["x"].dtype)
+
+    def plain(g: Graph) -> str:
+        return g.op("LogSoftmax", ["x"], axis=-1)
+
+    def centered(g: Graph) -> str:
+        where = g.op("ArgMax", ["x"], axis=-1, keepdims=1)
+        top = g.op("GatherElements", ["x", where], axis=-1)
+        return g.op("LogSoftmax", [g.op("Sub", ["x", top])], axis=-1)
+
+    def softmax_bn(g: Graph) -> str:
+        # (x - max) - log(1 / softmax(x) at the max): BatchNormalization does both subtractions
+        rows = g.inputs["x"].shape[0]
+        where = g.op("ArgMax", ["x"], axis=-1, keepdims=1)
+        top = g.op("GatherElements", ["x", where], axis=-1)
+        p = g.op("GatherElements", [g.op("Softmax", ["x"], axis=-1), where], axis=-1)
+        shift = g.op("Log", [p])  # -log(sum exp(x - max))
+        eps = 2.0**-16
+        x4 = g.op("Reshape", ["x", g.const([1, rows, -1, 1])])
+        flat = lambda t: g.op("Reshape", [t, g.const([rows])])  # noqa: E731
+        y = g.op(
+            "BatchNormalization",
+            [x4, g.const(np.ones(rows), np.float32), flat(shift), flat(top), g.const(np.full(rows, 1 - eps), np.float32)],
+            epsilon=eps,
+        )
+        return g.op("Reshape", [y, g.const(list(g.inputs["x"].shape))])
+
+    group = "LOG_SOFTMAX1 trailing"
+    big = x.copy()
+    big[:, 7] = 5e4  # a large maximum: the uncentered kernel is 2e-3 off there
+    yield Experiment(f"{group}: LogSoftmax (uncentered)", group, plain, {"x": x}, ref, rtol=5e-5, tie_inputs={"x": big[:64]})
+    yield Experiment(
+        f"{group}: ArgMax+GatherElements+Sub+LogSoftmax", group, centered, {"x": x}, ref, rtol=5e-5, tie_inputs={"x": big[:64]}
+    )
+    yield Experiment(
+        f"{group}: Softmax at the max + BatchNormalization",
+        group,
+        softmax_bn,
+        {"x": x},
+        ref,
+        rtol=5e-5,
+        tie_inputs={"x": big[:64]},
+    )
+
+
+def log_softmax_leading_patterns(x: np.ndarray) -> Iterator[Experiment]:
+    """LogSoftmax over axis 0 of (R, W)."""
+    r, w = x.shape
+
+    def ref(v: dict[str, np.ndarray]) -> np.ndarray:
+        s = v["x"].astype(np.float64)
+        s = s - s.max(axis=0, keepdims=True)
+        return (s - np.log(np.exp(s).sum(axis=0, keepdims=True))).astype(v["x"].dtype)
+
+    def chain_with(top: Callable[[Graph], str]) -> Callable[[Graph], str]:
+        def build(g: Graph) -> str:
+            d = g.op("Sub", ["x", top(g)])
+            total = g.op("ReduceSum", [g.op("Exp", [d]), g.const([0])], keepdims=1)
+            return g.op("Sub", [d, g.op("Log", [total])])
+
+        return build
+
+    def reduce_max(g: Graph) -> str:
+        return g.op("ReduceMax", ["x"], axes=[0], keepdims=1)
+
+    def pool_max(g: Graph) -> str:
+        v4 = g.op("Reshape", ["x", g.const([1, 1, r, w])])
+        return g.op("Reshape", [g.op("MaxPool", [v4], kernel_shape=[r, 1]), g.const([1, w])])
+
+    def einsum_centered(g: Graph) -> str:
+        t = g.op("Einsum", ["x"], equation="rw->wr")
+        where = g.op("ArgMax", [t], axis=1, keepdims=1)
+        top = g.op("GatherElements", [t, where], axis=1)
+        y = g.op("LogSoftmax", [g.op("Sub", [t, top])], axis=1)
+        return g.op("Einsum", [y], equation="wr->rw")
+
+    group = "LOG_SOFTMAX1 leading"
+    yield Experiment(f"{group}: ReduceMax chain", group, chain_with(reduce_max), {"x": x}, ref, rtol=5e-5)
+    yield Experiment(f"{group}: MaxPool (values) chain", group, chain_with(pool_max), {"x": x}, ref, rtol=5e-5)
+    yield Experiment(f"{group}: Einsum transposes + centered LogSoftmax", group, einsum_centered, {"x": x}, ref, rtol=5e-5)
+
+
+# ---------------------------------------------------------------- OneHot with small depths
+
+
+def one_hot_patterns(depth: int, axis: int) -> Iterator[Experiment]:
+    rows = 2**26 // depth
+    rng = np.random.default_rng(depth)
+    idx = rng.integers(0, depth, size=rows).astype(np.int32)
+    idx[:7] = [-1, depth, -depth, depth + 5, -depth - 1, 0, depth - 1]
+    shape = (rows, 1) if axis == 1 else (1, rows)
+    inputs = {"i": idx.reshape(shape), "v": np.array([[0.25, 3.0]], np.float32)}
+
+    def ref(v: dict[str, np.ndarray]) -> np.ndarray:
+        i = v["i"].astype(np.int64)
+        i = np.where(i < 0, i + depth, i)
+        pos = np.arange(depth).reshape((1, depth) if axis == 1 else (depth, 1))
+        return np.where(i == pos, v["v"][0, 1], v["v"][0, 0]).astype(np.float32)
+
+    def onnx_one_hot(g: Graph) -> str:
+        off_on = g.op("Reshape", ["v", g.const([2])])
+        flat = g.op("Reshape", ["i", g.const([rows])])
+        y = g.op("OneHot", [flat, g.const(depth, np.int32), off_on], axis=axis)
+        return y
+
+    def normalized(g: Graph) -> str:
+        """Indices in [0, depth], depth for out of range (int32 Where/Add on the small tensor)."""
+        flat = g.op("Reshape", ["i", g.const([rows])])
+        neg = g.op("Less", [flat, g.const(0, np.int32)])
+        wrapped = g.op("Where", [neg, g.op("Add", [flat, g.const(depth, np.int32)]), flat])
+        ok = g.op(
+            "And", [g.op("GreaterOrEqual", [wrapped, g.const(0, np.int32)]), g.op("Less", [wrapped, g.const(depth, np.int32)])]
+        )
+        return g.op("Where", [ok, wrapped, g.const(depth, np.int32)])
+
+    def gather_table(g: Graph) -> str:
+        eye = np.eye(depth + 1, depth, dtype=bool)
+        off = g.op("Slice", ["v", g.const([0, 0]), g.const([1, 1])])
+        on = g.op("Slice", ["v", g.const([0, 1]), g.const([1, 2])])
+        table = g.op("Where", [g.const(eye if axis == 1 else eye.T, bool), on, off])
+        return g.op("Gather", [table, normalized(g)], axis=0 if axis == 1 else 1)
+
+    def equal_where(g: Graph) -> str:
+        pos = g.const(np.arange(depth, dtype=np.int32).reshape((1, depth) if axis == 1 else (depth, 1)), np.int32)
+        i = normalized(g)
+        i = g.op("Reshape", [i, g.const([rows, 1] if axis == 1 else [1, rows])])
+        off = g.op("Slice", ["v", g.const([0, 0]), g.const([1, 1])])
+        on = g.op("Slice", ["v", g.const([0, 1]), g.const([1, 2])])
+        return g.op("Where", [g.op("Equal", [i, pos]), on, off])
+
+    group = f"ONE_HOT depth {depth} axis {axis}"
+    yield Experiment(f"{group}: OneHot", group, onnx_one_hot, inputs, ref)
+    yield Experiment(f"{group}: Gather from a (depth+1) x depth table", group, gather_table, inputs, ref)
+    yield Experiment(f"{group}: Equal+Where", group, equal_where, inputs, ref)
+
+
+# ---------------------------------------------------------------- MVN
+
+
+def mvn_patterns(x: np.ndarray, cross: bool, extras: bool) -> Iterator[Experiment]:
+    n, c, h, w = x.shape
+    eps = 1e-5
+    rng = np.random.default_rng(3)
+    scale = rng.uniform(0.5, 2, (1, c, 1, 1)).astype(np.float32)
+    bias = rng.uniform(-1, 1, (1, c, 1, 1)).astype(np.float32)
+    inputs = {"x": x} | ({"s": scale, "b": bias} if extras else {})
+
+    def ref(v: dict[str, np.ndarray]) -> np.ndarray:
+        d = v["x"].astype(np.float64)
+        axes = (1, 2, 3) if cross else (2, 3)
+        d = d - d.mean(axis=axes, keepdims=True)
+        y = d / np.sqrt((d * d).mean(axis=axes, keepdims=True) + eps)
+        if extras:
+            y = np.maximum(y * v["s"] + v["b"], 0)
+        return y.astype(np.float32)
+
+    def finish(g: Graph, y: str) -> str:
+        if not extras:
+            return y
+        return g.op("Relu", [g.op("Add", [g.op("Mul", [y, "s"]), "b"])])
+
+    def chain(g: Graph) -> str:
+        axes = [1, 2, 3] if cross else [2, 3]
+        mean = g.op("ReduceMean", ["x"], axes=axes, keepdims=1)
+        d = g.op("Sub", ["x", mean])
+        var = g.op("ReduceMean", [g.op("Mul", [d, d])], axes=axes, keepdims=1)
+        return finish(g, g.op("Div", [d, g.op("Sqrt", [g.op("Add", [var, g.const(eps, np.float32)])])]))
+
+    def layer_norm(g: Graph) -> str:
+        if cross:
+            y = g.op("LayerNormalization", ["x", g.const(np.ones((c, h, w)), np.float32)], axis=1, epsilon=eps)
+        else:
+            y = g.op("LayerNormalization", ["x", g.const(np.ones((h, w)), np.float32)], axis=2, epsilon=eps)
+        return finish(g, y)
+
+    def instance_norm(g: Graph) -> str:
+        s = g.op("Reshape", ["s", g.const([c])]) if extras else g.const(np.ones(c), np.float32)
+        b = g.op("Reshape", ["b", g.const([c])]) if extras else g.const(np.zeros(c), np.float32)
+        y = g.op("InstanceNormalization", ["x", s, b], epsilon=eps)
+        return g.op("Relu", [y]) if extras else y
+
+    def stats(g: Graph) -> tuple[str, str]:
+        """Per (n, c) mean and 1/sqrt(var + eps) from LayerNormalization's extra outputs; across
+        channels combined exactly: var = mean(var_c) + mean((mean_c - mean)^2)."""
+        rows = g.op("Reshape", ["x", g.const([n * c, h * w])])
+        ln_eps = eps if not cross else 0.0
+        _, mean, inv = g.op("LayerNormalization", [rows, g.const(np.ones(h * w), np.float32)], outputs=3, axis=1, epsilon=ln_eps)
+        mean = g.op("Reshape", [mean, g.const([n, c])])
+        inv = g.op("Reshape", [inv, g.const([n, c])])
+        if not cross:
+            return mean, inv
+        var_c = g.op("Reciprocal", [g.op("Mul", [inv, inv])])
+        m = g.op("ReduceMean", [mean], axes=[1], keepdims=1)
+        dm = g.op("Sub", [mean, m])
+        var = g.op(
+            "Add",
+            [
+                g.op("ReduceMean", [var_c], axes=[1], keepdims=1),
+                g.op("ReduceMean", [g.op("Mul", [dm, dm])], axes=[1], keepdims=1),
+            ],
+        )
+        inv_n = g.op("Reciprocal", [g.op("Sqrt", [g.op("Add", [var, g.const(eps, np.float32)])])])
+        return g.op("Expand", [m, g.const([n, c])]), g.op("Expand", [inv_n, g.const([n, c])])
+
+    def affine(g: Graph) -> tuple[str, str]:
+        """y = x * k + q per (n, c), folding the statistics and Scale/Bias."""
+        mean, inv = stats(g)
+        k = g.op("Mul", [inv, g.op("Reshape", ["s", g.const([1, c])])]) if extras else inv
+        q = g.op("Neg", [g.op("Mul", [mean, k])])
+        if extras:
+            q = g.op("Add", [q, g.op("Reshape", ["b", g.const([1, c])])])
+        return k, q
+
+    def stats_conv(g: Graph) -> str:
+        k, q = affine(g)
+        x4 = g.op("Reshape", ["x", g.const([1, n * c, h, w])])
+        y = g.op(
+            "Conv", [x4, g.op("Reshape", [k, g.const([n * c, 1, 1, 1])]), g.op("Reshape", [q, g.const([n * c])])], group=n * c
+        )
+        if extras:
+            y = g.op("Relu", [y])
+        return g.op("Reshape", [y, g.const([n, c, h, w])])
+
+    def stats_bn(g: Graph) -> str:
+        k, q = affine(g)
+        x4 = g.op("Reshape", ["x", g.const([1, n * c, h, w])])
+        bn_eps = 2.0**-16
+        flat = lambda t: g.op("Reshape", [t, g.const([n * c])])  # noqa: E731
+        zeros, ones = g.const(np.zeros(n * c), np.float32), g.const(np.full(n * c, 1 - bn_eps), np.float32)
+        y = g.op("BatchNormalization", [x4, flat(k), flat(q), zeros, ones], epsilon=bn_eps)
+        if extras:
+            y = g.op("Relu", [y])
+        return g.op("Reshape", [y, g.const([n, c, h, w])])
+
+    def stats_fused_conv(g: Graph) -> str:
+        k, q = affine(g)
+        x4 = g.op("Reshape", ["x", g.const([1, n * c, h, w])])
+        wk = g.op("Reshape", [k, g.const([n * c, 1, 1, 1])])
+        y = g.op(
+            "FusedConv", [x4, wk, g.op("Reshape", [q, g.const([n * c])])], domain="com.microsoft", group=n * c, activation="Relu"
+        )
+        return g.op("Reshape", [y, g.const([n, c, h, w])])
+
+    group = f"MVN {'cross' if cross else 'per-channel'}{' +scale/bias/relu' if extras else ''}"
+    yield Experiment(f"{group}: reduce chain", group, chain, inputs, ref, rtol=5e-5)
+    yield Experiment(
+        f"{group}: LayerNormalization{' +Mul/Add/Relu' if extras else ''}", group, layer_norm, inputs, ref, rtol=5e-5
+    )
+    if not cross:
+        yield Experiment(
+            f"{group}: InstanceNormalization{' +Relu' if extras else ''}", group, instance_norm, inputs, ref, rtol=5e-5
+        )
+    yield Experiment(
+        f"{group}: LN statistics + depthwise Conv{' +Relu' if extras else ''}", group, stats_conv, inputs, ref, rtol=5e-5
+    )
+    yield Experiment(
+        f"{group}: LN statistics + BatchNormalization{' +Relu' if extras else ''}", group, stats_bn, inputs, ref, rtol=5e-5
+    )
+    if extras:
+        yield Experiment(f"{group}: LN statistics + FusedConv(Relu)", group, stats_fused_conv, inputs, ref, rtol=5e-5)
+
+
+def probe_columns(dtype: Any) -> np.ndarray:
+    """(1, 8, 7) columns: all -inf, all NaN, one NaN, -inf and a finite, all +inf, equal 1e30
+    (FLOAT16: 4096), equal 3 (the first a maximum)."""
+    big = 1e30 if dtype == np.float32 else 4096
+    cols = [
+        [-np.inf] * 8,
+        [np.nan] * 8,
+        [1, 2, np.nan, 9, 0, 0, 0, 0],
+        [-np.inf, -np.inf, -5, -np.inf, -5, -np.inf, -np.inf, -np.inf],
+        [np.inf] * 8,
+        [big] * 8,
+        [3, 1, 3, 2, 3, 0, 0, 3],
+    ]
+    return np.array(cols, dtype).T.reshape(1, 8, len(cols))
+
+
+def semantics(dtype: Any) -> Iterator[tuple[str, Callable[[Graph], str], dict[str, np.ndarray]]]:
+    x = probe_columns(dtype)
+    rows = np.ascontiguousarray(x[0].T)  # the same columns as rows: ArgMax over the last axis
+
+    def argmax_leading(g: Graph) -> str:
+        return g.op("ArgMax", ["x"], axis=1, keepdims=1)
+
+    def argmax_trailing(g: Graph) -> str:
+        return g.op("ArgMax", ["x"], axis=1, keepdims=1)
+
+    def pool(g: Graph) -> str:
+        v4 = g.op("Reshape", ["x", g.const([1, 1, 8, x.shape[2]])])
+        _, idx = g.op("MaxPool", [v4], outputs=2, kernel_shape=[8, 1])
+        return idx
+
+    yield "ArgMax over the columns (leading axis)", argmax_leading, {"x": x}
+    yield "ArgMax over the rows (last axis)", argmax_trailing, {"x": rows}
+    yield "MaxPool indices over the columns (raw, flat)", pool, {"x": x}
+
+
+def experiments(quick: bool) -> Iterator[Experiment]:
+    rng = np.random.default_rng(0)
+    r, w = (1024, 4096) if quick else (4096, 16384)
+    for dtype in (np.float32, np.float16):
+        x = rng.standard_normal((1, r, w)).astype(dtype)
+        tag = f"leading-{r}x{w}-{np.dtype(dtype).name}"
+        yield from argmax_patterns(x, tag, tie_data((1, 256, 64), dtype))
+        if dtype == np.float32:
+            yield from hardmax_patterns(x, tag)
+    mid = rng.standard_normal((16, 1024, 256) if quick else (64, 4096, 256)).astype(np.float32)
+    yield from argmax_patterns(mid, "middle-" + "x".join(map(str, mid.shape)), tie_data((4, 256, 64), np.float32))
+    yield from log_softmax_patterns(rng.standard_normal((r, w)).astype(np.float32))
+    yield from log_softmax_leading_patterns(rng.standard_normal((r, w)).astype(np.float32))
+    for depth in (16, 256, 4096):
+        for axis in (1, 0):
+            yield from one_hot_patterns(depth, axis)
+    shape = (16, 64, 64, 64) if quick else (64, 64, 128, 128)
+    xm = rng.standard_normal(shape).astype(np.float32) + 3
+    for cross in (False, True):
+        for extras in (False, True):
+            yield from mvn_patterns(xm, cross, extras)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--only", default="")
+    parser.add_argument("-i", "--iterations", type=int, default=20)
+    parser.add_argument("--cpu", action="store_true", help="try the patterns on the CPU EP (no timing value)")
+    args = parser.parse_args()
+    if args.cpu:
+        global PROVIDER, DEVICE
+        PROVIDER, DEVICE = ["CPUExecutionProvider"], "cpu"
+    rows = []
+    for dtype in (np.float32, np.float16):
+        for label, build, feeds in semantics(dtype):
+            try:
+                g = Graph(feeds)
+                got = session(g.model(build(g)), {}).run(None, feeds)[0].ravel().tolist()
+            except Exception as ex:
+                got = str(ex).strip().splitlines()[0][:200]
+            rows.append({"name": f"semantics {np.dtype(dtype).name}: {label}", "got": got})
+            want = np.argmax(probe_columns(dtype), axis=1).ravel().tolist()
+            print(f"semantics {np.dtype(dtype).name}: {label}: {got} (np: {want})", file=sys.stderr)
+    for e in experiments(args.quick):
+        if not any(part in e.name for part in args.only.split("|")):
+            continue
+        row: dict[str, Any] = {"name": e.name, "group": e.group}
+        nbytes = sum(a.nbytes for a in e.inputs.values())
+        try:
+            g = Graph(e.inputs)
+            model = g.model(e.build(g))
+            sess = session(model, e.config)
+            median, minimum, out = time_model(sess, e.inputs, args.iterations)
+            nbytes += out.nbytes
+            ok, err = check(out, e.reference(e.inputs), e.rtol)
+            row |= {"median_ms": median, "min_ms": minimum, "gb_per_s": nbytes / median / 1e6, "correct": ok, "error": err}
+            if e.tie_inputs is not None:
+                tg = Graph(e.tie_inputs)
+                tsess = session(tg.model(e.build(tg)), e.config)
+                got = tsess.run(None, e.tie_inputs)[0]
+                want = e.reference(e.tie_inputs)
+                row["ties_correct"], row["ties_error"] = check(got, want, e.rtol)
+                if not row["ties_correct"]:
+                    row["ties_first_diffs"] = (
+                        [(int(a), int(b)) for a, b in zip(got.reshape(want.shape).ravel(), want.ravel(), strict=True) if a != b][
+                            :6
+                        ]
+                        if want.dtype.kind == "i"
+                        else None
+                    )
+            del sess
+        except Exception as ex:  # recorded: the EP refused or failed this pattern
+            row["failed"] = str(ex).strip().splitlines()[0][:300]
+        rows.append(row)
+        brief = f"{row['gb_per_s']:.0f} GB/s correct={row['correct']}" if "gb_per_s" in row else f"FAILED {row['failed']}"
+        ties = f" ties={row['ties_correct']}" if "ties_correct" in row else ""
+        print(f"{e.name}: {brief}{ties}", file=sys.stderr, flush=True)
+    import onnxruntime
+
+    json.dump({"onnxruntime": onnxruntime.__version__, "results": rows}, sys.stdout, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""docs/patterns.md from benchmarks/patterns.py results (JSON files, later ones win per pattern).
+
+python tools/patterns_report.py benchmarks/results/patterns-*.json
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+HEADER = """# Raw ONNX patterns tried on the CUDA execution provider
+
+`benchmarks/patterns.py` times hand-built graphs (not dml2onnx lowerings) on an {device}, with
+onnxruntime-gpu {ort}, CPU fallback disabled, io binding, median of 20 runs. Each output is checked
+against numpy. "ties" runs the ArgMax patterns again on small data with many ties, a slice of -inf, a
+slice of +inf, NaN and large equal values: "no" there comes from NaN (every pattern, as ONNX Runtime's
+own ArgMax, ranks NaN differently from numpy, which dml2onnx leaves unspecified) unless said otherwise.
+The patterns that won became candidates in `dml2onnx/choices.py`; docs/benchmarks.md times those.
+
+Sources: {sources}.
+
+## How the EP treats special values (index per column; numpy's in brackets)
+
+Columns: all -inf, all NaN, one NaN (row 2, the largest finite value at row 3), -inf with a finite
+value at rows 2 and 4, all +inf, all equal and large (FLOAT32 1e30, FLOAT16 4096), ties of 3 at
+rows 0, 2, 4 and 7.
+
+| probe | got | numpy |
+|---|---|---|
+"""
+
+
+def main(paths: list[str]) -> None:
+    rows: dict[str, dict] = {}
+    versions = set()
+    for p in paths:
+        data = json.loads(Path(p).read_text())
+        versions.add(data["onnxruntime"])
+        for r in data["results"]:
+            rows[r["name"]] = r
+    text = HEADER.format(device="NVIDIA H200", ort=", ".join(sorted(versions)), sources=", ".join(f"`{p}`" for p in paths))
+    want = {"float32": "[0, 0, 2, 2, 0, 0, 0]", "float16": "[0, 0, 2, 2, 0, 0, 0]"}
+    for name, r in rows.items():
+        if name.startswith("semantics"):
+            dtype = name.split()[1].rstrip(":")
+            text += f"| {name.removeprefix('semantics ')} | {r['got']} | {want[dtype]} |\n"
+    text += "\n## Timings\n\n| case | pattern | GB/s | correct | ties |\n|---|---|---:|---|---|\n"
+    for name, r in rows.items():
+        if name.startswith("semantics"):
+            continue
+        group, _, pattern = name.partition(": ")
+        if "failed" in r:
+            text += f"| {group} | {pattern} | failed: {r['failed'][:80]} | | |\n"
+            continue
+        ties = "" if "ties_correct" not in r else ("yes" if r["ties_correct"] else f"no {r.get('ties_first_diffs') or ''}")
+        text += f"| {group} | {pattern} | {r['gb_per_s']:.0f} | {'yes' if r['correct'] else 'no'} | {ties} |\n"
+    (ROOT / "docs" / "patterns.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
