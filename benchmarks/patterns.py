@@ -464,35 +464,35 @@ def mvn_patterns(x: np.ndarray, cross: bool, extras: bool) -> Iterator[Experimen
             q = g.op("Add", [q, g.op("Reshape", ["b", g.const([1, c])])])
         return k, q
 
-    def stats_conv(g: Graph) -> str:
-        k, q = affine(g)
-        x4 = g.op("Reshape", ["x", g.const([1, n * c, h, w])])
-        y = g.op(
-            "Conv", [x4, g.op("Reshape", [k, g.const([n * c, 1, 1, 1])]), g.op("Reshape", [q, g.const([n * c])])], group=n * c
-        )
-        if extras:
-            y = g.op("Relu", [y])
-        return g.op("Reshape", [y, g.const([n, c, h, w])])
+    def per_group(apply: Callable[[Graph, str, str, str], str], relu: bool) -> Callable[[Graph], str]:
+        """x as (1, N*C, H, W), one affine (k, q) per (n, c) channel applied by `apply`."""
 
-    def stats_bn(g: Graph) -> str:
-        k, q = affine(g)
-        x4 = g.op("Reshape", ["x", g.const([1, n * c, h, w])])
-        bn_eps = 2.0**-16
+        def build(g: Graph) -> str:
+            k, q = affine(g)
+            x4 = g.op("Reshape", ["x", g.const([1, n * c, h, w])])
+            y = apply(g, x4, k, q)
+            if relu:
+                y = g.op("Relu", [y])
+            return g.op("Reshape", [y, g.const([n, c, h, w])])
+
+        return build
+
+    def conv(g: Graph, x4: str, k: str, q: str, fused: bool = False) -> str:
+        wk = g.op("Reshape", [k, g.const([n * c, 1, 1, 1])])
+        bias = g.op("Reshape", [q, g.const([n * c])])
+        if fused:
+            return g.op("FusedConv", [x4, wk, bias], domain="com.microsoft", group=n * c, activation="Relu")
+        return g.op("Conv", [x4, wk, bias], group=n * c)
+
+    def batch_norm(g: Graph, x4: str, k: str, q: str) -> str:
+        bn_eps = 2.0**-16  # var + eps is exactly 1: BatchNormalization applies k and q alone
         flat = lambda t: g.op("Reshape", [t, g.const([n * c])])  # noqa: E731
         zeros, ones = g.const(np.zeros(n * c), np.float32), g.const(np.full(n * c, 1 - bn_eps), np.float32)
-        y = g.op("BatchNormalization", [x4, flat(k), flat(q), zeros, ones], epsilon=bn_eps)
-        if extras:
-            y = g.op("Relu", [y])
-        return g.op("Reshape", [y, g.const([n, c, h, w])])
+        return g.op("BatchNormalization", [x4, flat(k), flat(q), zeros, ones], epsilon=bn_eps)
 
-    def stats_fused_conv(g: Graph) -> str:
-        k, q = affine(g)
-        x4 = g.op("Reshape", ["x", g.const([1, n * c, h, w])])
-        wk = g.op("Reshape", [k, g.const([n * c, 1, 1, 1])])
-        y = g.op(
-            "FusedConv", [x4, wk, g.op("Reshape", [q, g.const([n * c])])], domain="com.microsoft", group=n * c, activation="Relu"
-        )
-        return g.op("Reshape", [y, g.const([n, c, h, w])])
+    stats_conv = per_group(conv, extras)
+    stats_bn = per_group(batch_norm, extras)
+    stats_fused_conv = per_group(lambda g, x4, k, q: conv(g, x4, k, q, fused=True), False)
 
     group = f"MVN {'cross' if cross else 'per-channel'}{' +scale/bias/relu' if extras else ''}"
     yield Experiment(f"{group}: reduce chain", group, chain, inputs, ref, rtol=5e-5)
