@@ -36,8 +36,7 @@ def lower_arg(desc: OperatorDesc, b: GraphBuilder, x: str, minimum: bool, last: 
     t = desc.tensor("InputTensor")
     plan = common.JointAxes(t.sizes, tuple(sorted(desc["Axes"])), last=b.variant == "last_axis")
     merged = plan.merge(b, x)
-    innermost = plan.axis == len(plan.merged_shape) - 1
-    index = arg_index(b, merged, t.data_type, plan.axis, plan.reduced_size, last, minimum, innermost)
+    index = arg_index(b, merged, t.data_type, plan.axis, plan.reduced_size, last, minimum, plan.innermost)
     out = desc.tensor("OutputTensor")
     if out.data_type != dtypes.INT64:
         index = b.cast(index, out.data_type, "output_cast", f"indices as {out.data_type}")

@@ -135,6 +135,11 @@ class JointAxes:
         """The single axis of `merged_shape` that holds the reduced coordinates."""
         return self.axes[0] if self.contiguous else 1
 
+    @property
+    def innermost(self) -> bool:
+        """The merged axis is the last axis of `merged_shape`."""
+        return self.axis == len(self.merged_shape) - 1
+
     def merge(self, b: GraphBuilder, x: str) -> str:
         perm = self.perm
         if self.lifted:

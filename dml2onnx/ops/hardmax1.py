@@ -35,13 +35,11 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     if b.target.native_hardmax:  # ONNX Hardmax-13 (first maximum): DML_ACTIVATION_HARDMAX again
         y = b.node("Hardmax", [merged], "hardmax", "1 at the first maximum of the merged axis", axis=plan.axis)
         return plan.unmerge(b, y)
-    innermost = plan.axis == len(plan.merged_shape) - 1
-    index = argmax.arg_index(b, merged, x.data_type, plan.axis, plan.reduced_size, False, False, innermost)
-    # The one-hot is written in place when the axes are contiguous, even when the index was
-    # found with the axes moved last: no Transpose back. The kept elements are in the same
-    # row-major order either way.
-    in_place = common.JointAxes(x.sizes, axes)
-    out = in_place if in_place.contiguous else plan
+    index = argmax.arg_index(b, merged, x.data_type, plan.axis, plan.reduced_size, False, False, plan.innermost)
+    # The one-hot is written with the in-place plan (which moves only axes that are not
+    # contiguous), even when the index was found with the axes moved last: no Transpose back.
+    # The kept elements are in the same row-major order either way.
+    out = common.JointAxes(x.sizes, axes)
     kept = out.merged_shape[: out.axis] + out.merged_shape[out.axis + 1 :]
     axis = out.axis if kept else 1  # every axis reduced: OneHot needs indices of rank >= 1
     index = b.reshape(index, kept or (1,), "index_shape", "the index per kept element, without the reduced axis")

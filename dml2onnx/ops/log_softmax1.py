@@ -25,8 +25,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     merged = plan.merge(b, inputs["InputTensor"])
     if not b.target.log_softmax_exact:  # subtract the maximum first: the EP's own max is then 0
         if b.variant == "argmax_max":
-            innermost = plan.axis == len(plan.merged_shape) - 1
-            where = argmax.arg_index(b, merged, x.data_type, plan.axis, plan.reduced_size, False, False, innermost)
+            where = argmax.arg_index(b, merged, x.data_type, plan.axis, plan.reduced_size, False, False, plan.innermost)
             top = b.node("GatherElements", [merged, where], "max", "the maximum along the axis", axis=plan.axis)
         else:
             top = b.reduce("ReduceMax", merged, [plan.axis], "max", "the maximum along the merged axis")

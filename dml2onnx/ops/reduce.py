@@ -85,8 +85,7 @@ def _integer_extreme(desc: OperatorDesc, b: GraphBuilder, x: str, axes: tuple[in
     t = desc.tensor("InputTensor")
     plan = common.JointAxes(t.sizes, axes)
     merged = plan.merge(b, x)
-    innermost = plan.axis == len(plan.merged_shape) - 1
-    index = arg_index(b, merged, t.data_type, plan.axis, plan.reduced_size, False, minimum, innermost)
+    index = arg_index(b, merged, t.data_type, plan.axis, plan.reduced_size, False, minimum, plan.innermost)
     y = b.node("GatherElements", [merged, index], "pick", f"the {'minimum' if minimum else 'maximum'} itself", axis=plan.axis)
     return plan.restore(b, y, desc.tensor("OutputTensor").sizes)
 
