@@ -91,6 +91,12 @@ class GraphBuilder:
         self.initializers.append(numpy_helper.from_array(np.asarray(value), name))
         return name
 
+    def filled(self, shape: Sequence[int], value: float, dtype: np.dtype, step: str, doc: str) -> str:
+        """A tensor of one value, made by ConstantOfShape: large ones stay out of the file (ONNX
+        Runtime folds it into an initializer when the session is created)."""
+        fill = numpy_helper.from_array(np.array([value], dtype=dtype), f"{step}_value")
+        return self.node("ConstantOfShape", [self.i64(list(shape), f"{step}_shape")], step, doc, value=fill)
+
     def i64(self, values: Sequence[int] | int, step: str) -> str:
         return self.const(np.asarray(values, dtype=np.int64), step)
 

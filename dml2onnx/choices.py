@@ -6,11 +6,14 @@ below is what benchmarks/ measured fastest on the CUDA EP (docs/benchmarks.md)."
 
 from __future__ import annotations
 
+import math
+
 from . import ops
 from .desc import OperatorDesc
 from .errors import UsageError
 from .ops import mean_variance_normalization
 from .schema import OPERATORS
+from .targets import TARGETS
 
 VARIANTS: dict[str, tuple[str, ...]] = {
     # merge the reduced axes where they are (Reshape; Transpose only when not contiguous) or
@@ -92,15 +95,21 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
     contiguous = axes[-1] - axes[0] + 1 == len(axes)
     trailing = axes[-1] == rank - 1
     if op == "ACTIVATION_LOG_SOFTMAX1":
-        sizes = desc.tensor("InputTensor").sizes
-        reduced = 1
-        for a in axes:
-            reduced *= sizes[a]
-        # One long row or scattered axes: the CUDA EP's LogSoftmax is slow there (12 GB/s for one
-        # 64M row). The innermost axis: its ArgMax finds the max 4x faster than ReduceMax. Leading
-        # axes: the chain avoids the EP's internal transpose (FLOAT16: the chain's casts cost more
-        # than that transpose, and moving the axes last with our own costs more still).
-        if not contiguous or reduced > 2**16:
+        x = desc.tensor("InputTensor")
+        reduced = math.prod(x.sizes[a] for a in axes)
+        # Where the EP's own LogSoftmax is exact (long rows, targets.cuda_warp_softmax) it needs no
+        # max subtracted first, and runs in one kernel.
+        exact = TARGETS[target].log_softmax_exact_for(reduced, x.element_count // reduced, x.data_type.size)
+        # One long row: the CUDA EP's LogSoftmax is slow there (12 GB/s for one 64M row). Where
+        # it is exact: that kernel alone (the EP moves an outer axis last itself). Otherwise, the
+        # innermost axis: its ArgMax finds the max 4x faster than ReduceMax; scattered or leading
+        # axes: the chain avoids any transpose (FLOAT16: the chain's casts cost more than the
+        # EP's internal transpose, and moving the axes last with our own costs more still).
+        if reduced > 2**16:
+            return "reduce_chain"
+        if exact:
+            return "in_place"
+        if not contiguous:
             return "reduce_chain"
         if trailing:
             return "argmax_max"

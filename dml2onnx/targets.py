@@ -20,10 +20,27 @@ class Target:
     argmax_select_last: bool  # ArgMax(select_last_index=1)
     argmax_types: tuple[dtypes.DataType, ...]  # input types ONNX ArgMax takes
     one_hot_any_type: bool  # OneHot with any index type of DML and any value type
-    log_softmax_exact: bool  # LogSoftmax keeps x - max exact even when |max| is large
+    log_softmax_exact: bool  # LogSoftmax keeps x - max exact even when |max| is large, on any shape
     argmax_double: bool = False  # ArgMax on DOUBLE: exact for every 32-bit integer
     # ArgMax/ArgMin over an outer axis may answer 2**31 - 1 when every value is -inf (CUDA EP)
     arg_outer_axis_guard: bool = False
+    # LogSoftmax is exact where the CUDA EP runs its block-per-row kernel (long rows), which
+    # computes (x - max) - log(sum); its warp-per-row kernel computes x - (max + log(sum)).
+    log_softmax_exact_on_long_rows: bool = False
+
+    def log_softmax_exact_for(self, length: int, rows: int, itemsize: int) -> bool:
+        """Whether the EP's own LogSoftmax over rows of `length` elements (`rows` of them, each
+        element `itemsize` bytes) is exact, so that the lowering need not subtract the max first."""
+        return self.log_softmax_exact or (self.log_softmax_exact_on_long_rows and not cuda_warp_softmax(length, rows, itemsize))
+
+
+def cuda_warp_softmax(length: int, rows: int, itemsize: int) -> bool:
+    """Where the CUDA EP's (Log)Softmax takes its warp-per-row kernel (SoftMaxComputeHelper in
+    onnxruntime/core/providers/cuda/math/softmax.cc): rows of up to 1024 elements and 4 KiB, and
+    rows of 1025-2048 elements and up to 4 KiB (FLOAT16) when there are 8192 rows or more.
+    tests/test_softmax_family.py checks the exactness on both sides of these bounds on the GPU."""
+    fits = length * itemsize <= 4096
+    return fits and (length <= 1024 or (length <= 2048 and rows >= 8192))
 
 
 TARGETS: dict[str, Target] = {
@@ -32,8 +49,19 @@ TARGETS: dict[str, Target] = {
         Target("portable", ("cpu", "cuda", "dml"), False, False, dtypes.FLOATS, False, False, arg_outer_axis_guard=True),
         Target("cpu", ("cpu",), True, True, (*dtypes.FLOATS, dtypes.INT64, dtypes.INT32, dtypes.INT8, dtypes.UINT8), False, True),
         # The CUDA EP has no Hardmax, no select_last_index and no ArgMax on integers (GPU.md), and
-        # its LogSoftmax computes x - (max + log(sum)): 2e-3 off for |max| = 5e4 (H200).
-        Target("cuda", ("cuda",), False, False, dtypes.FLOATS, False, False, argmax_double=True, arg_outer_axis_guard=True),
+        # on short rows its LogSoftmax computes x - (max + log(sum)): 2e-3 off for |max| = 5e4 (H200).
+        Target(
+            "cuda",
+            ("cuda",),
+            False,
+            False,
+            dtypes.FLOATS,
+            False,
+            False,
+            argmax_double=True,
+            arg_outer_axis_guard=True,
+            log_softmax_exact_on_long_rows=True,
+        ),
         # The DirectML EP registers Hardmax, ArgMax on every integer type with select_last_index,
         # and OneHot with INT32/INT64/UINT32/UINT64 indices and any value type (dml_ep_registry).
         Target("dml", ("dml",), True, True, dtypes.FLOATS + dtypes.INTEGERS, True, False),

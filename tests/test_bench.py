@@ -60,12 +60,19 @@ def test_choice_rule_picks_measured_winners() -> None:
     def softmax(sizes: list[int], axes: list[int], dtype: str = "FLOAT32") -> dict:
         return {"InputTensor": tensor(dtype, sizes), "OutputTensor": tensor(dtype, sizes), "AxisCount": len(axes), "Axes": axes}
 
-    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [1])) == "argmax_max"
-    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0])) == "reduce_chain"
+    # rows of more than 1024: the CUDA EP's LogSoftmax is exact alone (targets.cuda_warp_softmax)
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [1])) == "in_place"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0])) == "in_place"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0], "FLOAT16")) == "in_place"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([64, 4096, 256], [1])) == "in_place"
-    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([256, 1024, 256], [2, 0])) == "reduce_chain"
-    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0, 1])) == "reduce_chain"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([256, 1024, 256], [2, 0])) == "in_place"
+    # rows of 1024 (or any row on `portable`, whose graphs DirectML runs too): the max goes first
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([65536, 1024], [1])) == "argmax_max"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [1]), "portable") == "argmax_max"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([1024, 65536], [0])) == "reduce_chain"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0]), "portable") == "reduce_chain"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([256, 1024, 256], [2, 0]), "portable") == "reduce_chain"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0, 1])) == "reduce_chain"  # one long row
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [1]), "cpu") == "in_place"  # not measured there
     mvn = {
         "InputTensor": tensor("FLOAT32", [2, 3, 4, 5]),

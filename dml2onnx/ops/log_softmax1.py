@@ -23,7 +23,9 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     # stable for inputs like 1000 / -50000; several axes are merged into one beforehand.
     plan = common.JointAxes(x.sizes, axes, last=b.variant == "last_axis")
     merged = plan.merge(b, inputs["InputTensor"])
-    if not b.target.log_softmax_exact:  # subtract the maximum first: the EP's own max is then 0
+    rows = plan.size // plan.reduced_size
+    exact = b.target.log_softmax_exact_for(plan.reduced_size, rows, x.data_type.size)
+    if b.variant == "argmax_max" or not exact:  # subtract the maximum first: the EP's own max is then 0
         if b.variant == "argmax_max":
             where = argmax.arg_index(b, merged, x.data_type, plan.axis, plan.reduced_size, False, False, plan.innermost)
             top = b.node("GatherElements", [merged, where], "max", "the maximum along the axis", axis=plan.axis)

@@ -135,7 +135,8 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         native = half and desc["FusedActivation"] is None
         x = inputs["InputTensor"] if native else f32("InputTensor")
         first = axes(desc)[0]
-        ones = b.const(np.ones(desc.tensor("InputTensor").sizes[first:], dtype.numpy if native else np.float32), "ones")
+        sizes = desc.tensor("InputTensor").sizes[first:]
+        ones = b.filled(sizes, 1.0, dtype.numpy if native else np.float32, "ones", "LayerNormalization's Scale: all ones")
         y = b.node(
             "LayerNormalization",
             [x, ones],
