@@ -11,19 +11,20 @@ import math
 from . import ops
 from .desc import OperatorDesc
 from .errors import UsageError
-from .ops import mean_variance_normalization
+from .ops import argmax, mean_variance_normalization
 from .schema import OPERATORS
 from .targets import TARGETS
 
 VARIANTS: dict[str, tuple[str, ...]] = {
     # merge the reduced axes where they are (Reshape; Transpose only when not contiguous) or
     # always move them last first
-    "ACTIVATION_HARDMAX1": ("in_place", "last_axis"),
+    "ACTIVATION_HARDMAX1": ("in_place", "last_axis", "two_stage"),
     # LogSoftmax over the merged axis after subtracting the max (found by ReduceMax, or by ArgMax +
     # GatherElements), or the same after moving the axes last, or ReduceMax/Sub/Exp/ReduceSum/Log/
     # Sub over the axes as they are (no Transpose)
     "ACTIVATION_LOG_SOFTMAX1": ("in_place", "argmax_max", "last_axis", "reduce_chain"),
-    "ARGMAX": ("in_place", "last_axis"),
+    # two_stage: over the innermost axis cut into chunks, ArgMax per chunk, then over the chunks
+    "ARGMAX": ("in_place", "last_axis", "two_stage"),
     "ONE_HOT": ("one_hot",),
     # ReduceMean/Sub/Mul/ReduceMean/Add/Sqrt/Div, or LayerNormalization (opset 17) with a ones
     # scale, or (per channel, Scale/Bias per channel) InstanceNormalization taking Scale and Bias
@@ -34,7 +35,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "ACTIVATION_LOG_SOFTMAX": ("in_place", "argmax_max", "reduce_chain"),
     "ACTIVATION_SOFTMAX": ("in_place", "reduce_chain"),
     "ACTIVATION_SOFTMAX1": ("in_place", "last_axis", "reduce_chain"),
-    "ARGMIN": ("in_place", "last_axis"),
+    "ARGMIN": ("in_place", "last_axis", "two_stage"),
     "REDUCE": ("in_place", "last_axis"),
     "MEAN_VARIANCE_NORMALIZATION1": ("reduce_chain", "layer_norm", "instance_norm"),
     "MEAN_VARIANCE_NORMALIZATION2": ("reduce_chain", "layer_norm", "instance_norm"),
@@ -63,6 +64,13 @@ def _per_channel_affine(desc: OperatorDesc) -> bool:
     return all(t is None or (t.sizes[0], t.sizes[2], t.sizes[3]) == (1, 1, 1) for t in extras)
 
 
+def _rows_and_length(desc: OperatorDesc) -> tuple[int, int]:
+    """(kept elements, reduced elements): the rows that the reduction runs over, and their length."""
+    x = desc.tensor("InputTensor")
+    length = math.prod(x.sizes[a] for a in _reduced_axes(desc))
+    return x.element_count // length, length
+
+
 def available(desc: OperatorDesc, opset: int) -> tuple[str, ...]:
     """The candidates that apply to this desc (others would build the same graph or none)."""
     op = desc.schema.name
@@ -79,6 +87,8 @@ def available(desc: OperatorDesc, opset: int) -> tuple[str, ...]:
             continue
         if v == "argmax_max" and len(_reduced_axes(desc)) > 1:
             continue  # one axis only: ArgMax + GatherElements along it
+        if v == "two_stage" and not argmax.two_stage_applies(desc):
+            continue
         out.append(v)
     return tuple(out)
 
@@ -94,12 +104,11 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
     rank = desc.tensor("IndicesTensor" if op == "ONE_HOT" else "InputTensor").rank
     contiguous = axes[-1] - axes[0] + 1 == len(axes)
     trailing = axes[-1] == rank - 1
+    rows, reduced = _rows_and_length(desc) if op not in ("ONE_HOT", "MEAN_VARIANCE_NORMALIZATION") else (0, 0)
     if op == "ACTIVATION_LOG_SOFTMAX1":
-        x = desc.tensor("InputTensor")
-        reduced = math.prod(x.sizes[a] for a in axes)
         # Where the EP's own LogSoftmax is exact (long rows, targets.cuda_warp_softmax) it needs no
         # max subtracted first, and runs in one kernel.
-        exact = TARGETS[target].log_softmax_exact_for(reduced, x.element_count // reduced, x.data_type.size)
+        exact = TARGETS[target].log_softmax_exact_for(reduced, rows, desc.tensor("InputTensor").data_type.size)
         # One long row: the CUDA EP's LogSoftmax is slow there (12 GB/s for one 64M row). Where
         # it is exact: that kernel alone (the EP moves an outer axis last itself). Otherwise, the
         # innermost axis: its ArgMax finds the max 4x faster than ReduceMax; scattered or leading
@@ -116,6 +125,10 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
         if axes[0] == 0:
             return "reduce_chain" if desc.tensor("InputTensor").data_type.name == "FLOAT32" else "in_place"
         return "in_place"
+    if op in ("ARGMAX", "ARGMIN", "ACTIVATION_HARDMAX1") and "two_stage" in options and rows <= 256 and reduced >= 2**18:
+        # Few long rows: the EP's ArgMax runs one row at a time slowly (45% of copy for one 64M
+        # row); per chunk it reaches the full innermost-axis speed.
+        return "two_stage"
     if op in ("ARGMAX", "ARGMIN", "ACTIVATION_HARDMAX1") and not trailing and "last_axis" in options:
         # The CUDA EP's ArgMax is 2.5x faster on the innermost axis than on an outer one, more
         # than the Transpose costs (and the reversing Slice of DECREASING is faster there too).

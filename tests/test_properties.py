@@ -7,11 +7,12 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dml2onnx import dtypes
+from dml2onnx import choices, dtypes, lowering, ops, runtime, tolerances
+from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.ops import activations, argmax, one_hot
 from matrix import ACTIVATIONS
 from strategies import DATA_MODES, SEEDS, axis_subsets, float_data, int_data, shapes
-from support import EPS, lowered_and_reference, tensor
+from support import EPS, lowered_and_reference, make_desc, tensor
 
 SETTINGS = settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FLOAT_TYPES = st.sampled_from(["FLOAT32", "FLOAT16"])
@@ -239,3 +240,34 @@ def test_mean_variance_normalization(
     got, want = lowered_and_reference(ep, "MEAN_VARIANCE_NORMALIZATION", fields, inputs)
     tol = 4e-3 if dtype == "FLOAT16" else 5e-5
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol)
+
+
+CANDIDATE_OPS = st.sampled_from(["ARGMAX", "ARGMIN", "ACTIVATION_HARDMAX1", "ACTIVATION_LOG_SOFTMAX1"])
+
+
+@EPS
+@SETTINGS
+@given(shape=shapes(), data=st.data(), op=CANDIDATE_OPS, dtype=FLOAT_TYPES, mode=DATA_MODES, seed=SEEDS)
+def test_every_candidate_lowering(
+    ep: str, shape: tuple[int, ...], data: st.DataObject, op: str, dtype: str, mode: str, seed: int
+) -> None:
+    """Every candidate of choices.py (not only the one chosen) for the `portable` target and the
+    EP's own, against the reference: ties, extreme values, DECREASING."""
+    axes = data.draw(axis_subsets(len(shape)))
+    fields = {"InputTensor": tensor(dtype, shape), "AxisCount": len(axes), "Axes": axes}
+    if op in ("ARGMAX", "ARGMIN"):
+        out = [1 if i in axes else s for i, s in enumerate(shape)]
+        direction = data.draw(st.sampled_from(["INCREASING", "DECREASING"]))
+        fields |= {"OutputTensor": tensor("INT64", out), "AxisDirection": direction}
+    else:
+        fields |= {"OutputTensor": tensor(dtype, shape)}
+    desc = make_desc(op, fields)
+    target = data.draw(st.sampled_from(["portable", ep]))
+    variant = data.draw(st.sampled_from(choices.available(desc, DEFAULT_OPSET)))
+    x = float_data(np.random.default_rng(seed), shape, np_type(dtype), mode)
+    if op == "ACTIVATION_LOG_SOFTMAX1" and mode == "extreme":
+        x = np.clip(x, -30000 if dtype == "FLOAT16" else -50000, 30000 if dtype == "FLOAT16" else 50000).astype(x.dtype)
+    got = runtime.create(lowering.lower(desc, "t", target=target, variant=variant), "t", ep).run({"InputTensor": x})
+    want = ops.MODULES[op].reference(desc, {"InputTensor": x})
+    result = tolerances.compare(got, want, tolerances.tolerance(op, desc.tensor("OutputTensor").data_type, ep))
+    assert result.ok, (target, variant, result)

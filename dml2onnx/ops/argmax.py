@@ -4,6 +4,7 @@ the lowering and reference with the order reversed."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -36,11 +37,56 @@ def lower_arg(desc: OperatorDesc, b: GraphBuilder, x: str, minimum: bool, last: 
     t = desc.tensor("InputTensor")
     plan = common.JointAxes(t.sizes, tuple(sorted(desc["Axes"])), last=b.variant == "last_axis")
     merged = plan.merge(b, x)
-    index = arg_index(b, merged, t.data_type, plan.axis, plan.reduced_size, last, minimum, plan.innermost)
+    index = plan_index(b, plan, merged, t.data_type, last, minimum)
     out = desc.tensor("OutputTensor")
     if out.data_type != dtypes.INT64:
         index = b.cast(index, out.data_type, "output_cast", f"indices as {out.data_type}")
     return plan.restore(b, index, out.sizes)
+
+
+def plan_index(b: GraphBuilder, plan: common.JointAxes, merged: str, dtype: dtypes.DataType, last: bool, minimum: bool) -> str:
+    """arg_index along the plan's merged axis, in two stages for the `two_stage` candidate."""
+    if b.variant == "two_stage":
+        return two_stage_index(b, merged, plan.merged_shape, dtype, last, minimum)
+    return arg_index(b, merged, dtype, plan.axis, plan.reduced_size, last, minimum, plan.innermost)
+
+
+def two_stage_applies(desc: OperatorDesc) -> bool:
+    """The in-place plan reduces the innermost axis (trailing axes, or any set moved last), and
+    its length splits into chunks."""
+    x, axes = desc.tensor("InputTensor"), sorted(desc["Axes"])
+    contiguous = axes[-1] - axes[0] + 1 == len(axes)
+    return (axes[-1] == x.rank - 1 or not contiguous) and split(math.prod(x.sizes[a] for a in axes)) is not None
+
+
+def split(size: int) -> tuple[int, int] | None:
+    """(chunks, chunk length) with chunks * length == size, both >= 2 and the chunks as close to
+    sqrt(size) from below as a short search finds; None when there is no such split."""
+    root = math.isqrt(size)
+    for chunks in range(root, max(1, root - 4096), -1):
+        if size % chunks == 0:
+            return (chunks, size // chunks) if chunks >= 2 else None
+    return None
+
+
+def two_stage_index(b: GraphBuilder, x: str, shape: tuple[int, ...], dtype: dtypes.DataType, last: bool, minimum: bool) -> str:
+    """arg_index over the innermost axis of `x` (of `shape`) cut into chunks: the extreme of each
+    chunk, then the first (`last`: last) chunk holding the overall extreme, then its position
+    there. The same index as one pass, ties included; faster on the CUDA EP when there are few
+    rows to reduce (its ArgMax over a single 64M row reaches 45% of copy)."""
+    found = split(shape[-1])
+    assert found is not None, "two_stage applies only where the axis splits (choices.available)"
+    chunks, length = found
+    rows = shape[:-1]
+    x = b.reshape(x, (*rows, chunks, length), "chunks", f"the axis as {chunks} chunks of {length}")
+    inner = arg_index(b, x, dtype, len(rows) + 1, length, last, minimum)
+    best = b.node("GatherElements", [x, inner], "chunk_extremes", "each chunk's extreme value", axis=-1)
+    best = b.reshape(best, (*rows, chunks), "extremes_row", "the chunks' extremes as one row")
+    chunk = arg_index(b, best, dtype, len(rows), chunks, last, minimum)
+    inner = b.reshape(inner, (*rows, chunks), "positions_row", "each chunk's position of its extreme")
+    within = b.node("GatherElements", [inner, chunk], "position", "the position in the chosen chunk", axis=-1)
+    start = b.node("Mul", [chunk, b.scalar(length, dtypes.INT64, "chunk_length")], "chunk_start", "chunk * length")
+    return b.node("Add", [start, within], "index", "chunk * length + position")
 
 
 def arg_index(

@@ -15,7 +15,10 @@ validate = argmax.validate  # same fields, tables and relational rules as ARGMAX
 
 
 def variant_applies(desc: OperatorDesc, variant: str, opset: int) -> bool:
-    """`last_axis` only where the axes do not already end at the last dimension (else the same graph)."""
+    """`last_axis` only where the axes do not already end at the last dimension (else the same
+    graph); `two_stage` where ARGMAX's applies."""
+    if variant == "two_stage":
+        return argmax.two_stage_applies(desc)
     return variant != "last_axis" or max(desc["Axes"]) != desc.tensor("InputTensor").rank - 1
 
 

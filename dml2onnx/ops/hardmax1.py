@@ -35,7 +35,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     if b.target.native_hardmax:  # ONNX Hardmax-13 (first maximum): DML_ACTIVATION_HARDMAX again
         y = b.node("Hardmax", [merged], "hardmax", "1 at the first maximum of the merged axis", axis=plan.axis)
         return plan.unmerge(b, y)
-    index = argmax.arg_index(b, merged, x.data_type, plan.axis, plan.reduced_size, False, False, plan.innermost)
+    index = argmax.plan_index(b, plan, merged, x.data_type, False, False)
     # The one-hot is written with the in-place plan (which moves only axes that are not
     # contiguous), even when the index was found with the axes moved last: no Transpose back.
     # The kept elements are in the same row-major order either way.
