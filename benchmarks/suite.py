@@ -67,6 +67,9 @@ def reduce_cases(quick: bool) -> Iterator[Case]:
         # rows of 1024: the CUDA EP's warp-per-row LogSoftmax kernel (targets.cuda_warp_softmax)
         ("trailing-64M-short", (65536, 1024), [1], "FLOAT32"),
         ("leading-64M-short", (1024, 65536), [0], "FLOAT32"),
+        # few long rows: ArgMax per chunk (two_stage)
+        ("trailing-64M-16rows", (16, 2**22), [1], "FLOAT32"),
+        ("trailing-64M-256rows", (256, 2**18), [1], "FLOAT32"),
         ("middle-64M", (64, 4096, 256), [1], "FLOAT32"),
         ("several-64M", (256, 1024, 256), [2, 0], "FLOAT32"),
         ("all-64M", SIZES["64M"], [0, 1], "FLOAT32"),
