@@ -68,6 +68,7 @@ def reduce_cases(quick: bool) -> Iterator[Case]:
         ("trailing-64M-short", (65536, 1024), [1], "FLOAT32"),
         ("leading-64M-short", (1024, 65536), [0], "FLOAT32"),
         # few long rows: ArgMax per chunk (two_stage)
+        ("trailing-64M-4rows", (4, 2**24), [1], "FLOAT32"),
         ("trailing-64M-16rows", (16, 2**22), [1], "FLOAT32"),
         ("trailing-64M-256rows", (256, 2**18), [1], "FLOAT32"),
         ("middle-64M", (64, 4096, 256), [1], "FLOAT32"),

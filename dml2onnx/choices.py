@@ -109,12 +109,14 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
         # Where the EP's own LogSoftmax is exact (long rows, targets.cuda_warp_softmax) it needs no
         # max subtracted first, and runs in one kernel.
         exact = TARGETS[target].log_softmax_exact_for(reduced, rows, desc.tensor("InputTensor").data_type.size)
-        # One long row: the CUDA EP's LogSoftmax is slow there (12 GB/s for one 64M row). Where
-        # it is exact: that kernel alone (the EP moves an outer axis last itself). Otherwise, the
-        # innermost axis: its ArgMax finds the max 4x faster than ReduceMax; scattered or leading
-        # axes: the chain avoids any transpose (FLOAT16: the chain's casts cost more than the
-        # EP's internal transpose, and moving the axes last with our own costs more still).
-        if reduced > 2**16:
+        # One row: the CUDA EP's LogSoftmax runs it in one block (13 GB/s for a 64M row), while its
+        # reductions over everything are fast (but over a few long rows they are not: 2 GB/s for
+        # 16 rows of 4M). Where the EP's kernel is exact: that kernel alone (the EP moves an outer
+        # axis last itself). Otherwise, the innermost axis: its ArgMax finds the max 4x faster
+        # than ReduceMax; scattered or leading axes: the chain avoids any transpose (FLOAT16: the
+        # chain's casts cost more than the EP's internal transpose, and moving the axes last with
+        # our own costs more still).
+        if rows == 1 and reduced > 2**16:
             return "reduce_chain"
         if exact:
             return "in_place"
@@ -125,9 +127,9 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
         if axes[0] == 0:
             return "reduce_chain" if desc.tensor("InputTensor").data_type.name == "FLOAT32" else "in_place"
         return "in_place"
-    if op in ("ARGMAX", "ARGMIN", "ACTIVATION_HARDMAX1") and "two_stage" in options and rows <= 256 and reduced >= 2**18:
-        # Few long rows: the EP's ArgMax runs one row at a time slowly (45% of copy for one 64M
-        # row); per chunk it reaches the full innermost-axis speed.
+    if op in ("ARGMAX", "ARGMIN", "ACTIVATION_HARDMAX1") and "two_stage" in options and rows == 1 and reduced >= 2**18:
+        # One long row: the EP's ArgMax reaches 45% of copy there (64M), but over its chunks the
+        # full innermost-axis speed (16 rows of 4M are already fast in one pass).
         return "two_stage"
     if op in ("ARGMAX", "ARGMIN", "ACTIVATION_HARDMAX1") and not trailing and "last_axis" in options:
         # The CUDA EP's ArgMax is 2.5x faster on the innermost axis than on an outer one, more

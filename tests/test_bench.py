@@ -57,6 +57,11 @@ def test_choice_rule_picks_measured_winners() -> None:
     def choose(op: str, fields: dict, target: str = "cuda") -> str:
         return choices.choose(make_desc(op, fields), target, 17)
 
+    def argmax_fields(sizes: list[int], axes: list[int]) -> dict:
+        out = [1 if i in axes else s for i, s in enumerate(sizes)]
+        fields = {"InputTensor": tensor("FLOAT32", sizes), "OutputTensor": tensor("INT64", out)}
+        return fields | {"AxisCount": len(axes), "Axes": axes}
+
     def softmax(sizes: list[int], axes: list[int], dtype: str = "FLOAT32") -> dict:
         return {"InputTensor": tensor(dtype, sizes), "OutputTensor": tensor(dtype, sizes), "AxisCount": len(axes), "Axes": axes}
 
@@ -73,6 +78,12 @@ def test_choice_rule_picks_measured_winners() -> None:
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0]), "portable") == "reduce_chain"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([256, 1024, 256], [2, 0]), "portable") == "reduce_chain"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0, 1])) == "reduce_chain"  # one long row
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([16, 2**22], [1])) == "in_place"  # a few: the chain is slow
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([256, 2**18], [1])) == "in_place"
+    # ArgMax over one long row: per chunk first
+    assert choose("ARGMAX", argmax_fields([4096, 16384], [0, 1])) == "two_stage"
+    assert choose("ACTIVATION_HARDMAX1", softmax([4096, 16384], [0, 1])) == "two_stage"
+    assert choose("ARGMAX", argmax_fields([16, 2**22], [1])) == "in_place"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [1]), "cpu") == "in_place"  # not measured there
     mvn = {
         "InputTensor": tensor("FLOAT32", [2, 3, 4, 5]),
