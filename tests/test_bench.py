@@ -60,7 +60,7 @@ def test_choice_rule_picks_measured_winners() -> None:
     def argmax_fields(sizes: list[int], axes: list[int]) -> dict:
         out = [1 if i in axes else s for i, s in enumerate(sizes)]
         fields = {"InputTensor": tensor("FLOAT32", sizes), "OutputTensor": tensor("INT64", out)}
-        return fields | {"AxisCount": len(axes), "Axes": axes}
+        return fields | {"AxisCount": len(axes), "Axes": axes, "AxisDirection": "INCREASING"}
 
     def softmax(sizes: list[int], axes: list[int], dtype: str = "FLOAT32") -> dict:
         return {"InputTensor": tensor(dtype, sizes), "OutputTensor": tensor(dtype, sizes), "AxisCount": len(axes), "Axes": axes}
