@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from . import ops
+from . import dtypes, ops
 from .desc import OperatorDesc
 from .errors import UsageError
 from .ops import argmax, mean_variance_normalization
@@ -127,10 +127,13 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
         if axes[0] == 0:
             return "reduce_chain" if desc.tensor("InputTensor").data_type.name == "FLOAT32" else "in_place"
         return "in_place"
-    if op in ("ARGMAX", "ARGMIN", "ACTIVATION_HARDMAX1") and "two_stage" in options and rows == 1 and reduced >= 2**18:
-        # One long row: the EP's ArgMax reaches 45% of copy there (64M), but over its chunks the
-        # full innermost-axis speed (16 rows of 4M are already fast in one pass).
-        return "two_stage"
+    # One long row: the EP's ArgMax reaches 45% of copy there (64M), but over its chunks the full
+    # innermost-axis speed (4 rows of 16M are already fast in one pass). 64-bit integers (ranked
+    # digit by digit, argmax.py): shorter rows make each digit's pass 1.3x faster.
+    if "two_stage" in options:
+        wide_integers = desc.tensor("InputTensor").data_type in (dtypes.INT64, dtypes.UINT64)
+        if (rows == 1 and reduced >= 2**18) or wide_integers:
+            return "two_stage"
     if op in ("ARGMAX", "ARGMIN", "ACTIVATION_HARDMAX1") and not trailing and "last_axis" in options:
         # The CUDA EP's ArgMax is 2.5x faster on the innermost axis than on an outer one, more
         # than the Transpose costs (and the reversing Slice of DECREASING is faster there too).

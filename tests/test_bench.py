@@ -84,6 +84,9 @@ def test_choice_rule_picks_measured_winners() -> None:
     assert choose("ARGMAX", argmax_fields([4096, 16384], [0, 1])) == "two_stage"
     assert choose("ACTIVATION_HARDMAX1", softmax([4096, 16384], [0, 1])) == "two_stage"
     assert choose("ARGMAX", argmax_fields([16, 2**22], [1])) == "in_place"
+    int64 = argmax_fields([4096, 16384], [1])
+    int64["InputTensor"]["DataType"] = "INT64"
+    assert choose("ARGMAX", int64) == "two_stage"  # the digit-by-digit ranking, on shorter rows
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [1]), "cpu") == "in_place"  # not measured there
     mvn = {
         "InputTensor": tensor("FLOAT32", [2, 3, 4, 5]),
