@@ -11,7 +11,7 @@ import math
 from . import dtypes, ops
 from .desc import OperatorDesc
 from .errors import UsageError
-from .ops import argmax, mean_variance_normalization
+from .ops import argmax, log_softmax1, mean_variance_normalization
 from .schema import OPERATORS
 from .targets import TARGETS
 
@@ -104,11 +104,8 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
     rank = desc.tensor("IndicesTensor" if op == "ONE_HOT" else "InputTensor").rank
     contiguous = axes[-1] - axes[0] + 1 == len(axes)
     trailing = axes[-1] == rank - 1
-    rows, reduced = _rows_and_length(desc) if op not in ("ONE_HOT", "MEAN_VARIANCE_NORMALIZATION") else (0, 0)
     if op == "ACTIVATION_LOG_SOFTMAX1":
-        # Where the EP's own LogSoftmax is exact (long rows, targets.cuda_warp_softmax) it needs no
-        # max subtracted first, and runs in one kernel.
-        exact = TARGETS[target].log_softmax_exact_for(reduced, rows, desc.tensor("InputTensor").data_type.size)
+        rows, reduced = _rows_and_length(desc)
         # One row: the CUDA EP's LogSoftmax runs it in one block (13 GB/s for a 64M row), while its
         # reductions over everything are fast (but over a few long rows they are not: 2 GB/s for
         # 16 rows of 4M). Where the EP's kernel is exact: that kernel alone (the EP moves an outer
@@ -118,7 +115,9 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
         # our own costs more still).
         if rows == 1 and reduced > 2**16:
             return "reduce_chain"
-        if exact:
+        # Where the EP's own LogSoftmax is exact (long rows, targets.cuda_warp_softmax) it needs no
+        # max subtracted first, and runs in one kernel.
+        if log_softmax1.ep_kernel_exact(desc, TARGETS[target]):
             return "in_place"
         if not contiguous:
             return "reduce_chain"
@@ -131,6 +130,7 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
     # innermost-axis speed (4 rows of 16M are already fast in one pass). 64-bit integers (ranked
     # digit by digit, argmax.py): shorter rows make each digit's pass 1.3x faster.
     if "two_stage" in options:
+        rows, reduced = _rows_and_length(desc)
         wide_integers = desc.tensor("InputTensor").data_type in (dtypes.INT64, dtypes.UINT64)
         if (rows == 1 and reduced >= 2**18) or wide_integers:
             return "two_stage"

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dml2onnx import cli, lowering, ops, runtime
+from dml2onnx import choices, cli, lowering, ops, runtime, tolerances
+from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.desc import OperatorDesc, parse_operator_desc
 
 # Each property runs on the CPU EP and, where onnxruntime-gpu is installed, on the CUDA EP with CPU
@@ -113,3 +114,15 @@ def argmax_model(
 def reinterpreting_model() -> dict[str, Any]:
     """ArgMax over a FLOAT32 buffer bound as INT32: the bits are reinterpreted, as on the GPU."""
     return argmax_model({"DataType": "INT32", "Sizes": [2]}, [1.0, 2.0], {"DataType": "UINT32", "Sizes": [1]}, [9], axis=0)
+
+
+def run_every_variant(ep: str, desc: OperatorDesc, x: np.ndarray) -> None:
+    """Every candidate lowering (choices.py) for the `portable` target and the EP's own, on `ep`,
+    against the reference within tolerances.py."""
+    want = ops.MODULES[desc.schema.name].reference(desc, {"InputTensor": x})
+    tol = tolerances.tolerance(desc.schema.name, desc.tensor("OutputTensor").data_type, ep)
+    for target in ("portable", ep):
+        for variant in choices.available(desc, DEFAULT_OPSET):
+            got = runtime.create(lowering.lower(desc, "t", target=target, variant=variant), "t", ep).run({"InputTensor": x})
+            result = tolerances.compare(got, want, tol)
+            assert result.ok, (target, variant, result, got, want)

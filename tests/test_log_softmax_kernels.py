@@ -9,10 +9,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dml2onnx import choices, lowering, ops, runtime, targets, tolerances
-from dml2onnx.builder import DEFAULT_OPSET
+from dml2onnx import lowering, ops, runtime, targets, tolerances
 from dml2onnx.desc import OperatorDesc
-from support import EPS, make_desc, tensor
+from support import EPS, make_desc, run_every_variant, tensor
 
 GPU_ONLY = [pytest.mark.gpu, pytest.mark.skipif("cuda" not in runtime.available(), reason="no CUDA execution provider")]
 
@@ -53,14 +52,7 @@ def desc_for(shape: tuple[int, ...], axes: list[int], dtype: str) -> OperatorDes
 @pytest.mark.parametrize(("shape", "axes", "dtype", "warp"), CASES)
 def test_every_candidate_exact_near_large_max(ep: str, shape: tuple[int, ...], axes: list[int], dtype: str, warp: bool) -> None:
     desc = desc_for(shape, axes, dtype)
-    x = near_big_max(shape, dtype)
-    want = ops.MODULES[desc.schema.name].reference(desc, {"InputTensor": x})
-    tol = tolerances.tolerance(desc.schema.name, desc.tensor("OutputTensor").data_type, ep)
-    for target in ("portable", ep):
-        for variant in choices.available(desc, DEFAULT_OPSET):
-            got = runtime.create(lowering.lower(desc, "t", target=target, variant=variant), "t", ep).run({"InputTensor": x})
-            result = tolerances.compare(got, want, tol)
-            assert result.ok, (target, variant, result)
+    run_every_variant(ep, desc, near_big_max(shape, dtype))
 
 
 @pytest.mark.parametrize(("shape", "axes", "dtype", "warp"), SMALL + LARGE)

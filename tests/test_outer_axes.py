@@ -12,10 +12,8 @@ import onnx
 import pytest
 from onnx import helper
 
-from dml2onnx import choices, lowering, ops, runtime, tolerances
-from dml2onnx.builder import DEFAULT_OPSET
-from dml2onnx.desc import OperatorDesc
-from support import EPS, make_desc, tensor
+from dml2onnx import lowering, runtime
+from support import EPS, make_desc, run_every_variant, tensor
 
 CASES = [((6, 5), [0]), ((3, 6, 4), [1]), ((4, 3, 5), [0, 1]), ((6, 5), [1]), ((2, 3, 4), [0, 2])]
 
@@ -35,16 +33,6 @@ def infinite_slices(shape: tuple[int, ...], axes: list[int], dtype: str, value: 
     index = tuple(slice(None) if i in axes else 0 for i in range(len(shape)))
     x[index] = value
     return x
-
-
-def run_every_variant(ep: str, desc: OperatorDesc, x: np.ndarray) -> None:
-    want = ops.MODULES[desc.schema.name].reference(desc, {"InputTensor": x})
-    tol = tolerances.tolerance(desc.schema.name, desc.tensor("OutputTensor").data_type, ep)
-    for target in ("portable", ep):
-        for variant in choices.available(desc, DEFAULT_OPSET):
-            session = runtime.create(lowering.lower(desc, "t", target=target, variant=variant), "t", ep)
-            got = session.run({"InputTensor": x})
-            assert tolerances.compare(got, want, tol).ok, (target, variant, got, want)
 
 
 @EPS

@@ -54,9 +54,8 @@ def plan_index(b: GraphBuilder, plan: common.JointAxes, merged: str, dtype: dtyp
 def two_stage_applies(desc: OperatorDesc) -> bool:
     """The in-place plan reduces the innermost axis (trailing axes, or any set moved last), and
     its length splits into chunks."""
-    x, axes = desc.tensor("InputTensor"), sorted(desc["Axes"])
-    contiguous = axes[-1] - axes[0] + 1 == len(axes)
-    return (axes[-1] == x.rank - 1 or not contiguous) and split(math.prod(x.sizes[a] for a in axes)) is not None
+    plan = common.JointAxes(desc.tensor("InputTensor").sizes, tuple(sorted(desc["Axes"])))
+    return plan.innermost and split(plan.reduced_size) is not None
 
 
 def split(size: int) -> tuple[int, int] | None:

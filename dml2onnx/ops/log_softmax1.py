@@ -9,6 +9,7 @@ import numpy as np
 from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
+from ..targets import Target
 from . import argmax, common, hardmax1
 
 validate = hardmax1.validate  # same tensor rules, types and axes rules as HARDMAX1
@@ -23,9 +24,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     # stable for inputs like 1000 / -50000; several axes are merged into one beforehand.
     plan = common.JointAxes(x.sizes, axes, last=b.variant == "last_axis")
     merged = plan.merge(b, inputs["InputTensor"])
-    rows = plan.size // plan.reduced_size
-    exact = b.target.log_softmax_exact_for(plan.reduced_size, rows, x.data_type.size)
-    if b.variant == "argmax_max" or not exact:  # subtract the maximum first: the EP's own max is then 0
+    if b.variant == "argmax_max" or not ep_kernel_exact(desc, b.target):  # the EP's own max is then 0
         if b.variant == "argmax_max":
             where = argmax.arg_index(b, merged, x.data_type, plan.axis, plan.reduced_size, False, False, plan.innermost)
             top = b.node("GatherElements", [merged, where], "max", "the maximum along the axis", axis=plan.axis)
@@ -34,6 +33,13 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         merged = b.node("Sub", [merged, top], "centered", "x - max, exact for nearby values")
     y = b.node("LogSoftmax", [merged], "log_softmax", "log-softmax over the merged axis", axis=plan.axis)
     return plan.unmerge(b, y)
+
+
+def ep_kernel_exact(desc: OperatorDesc, target: Target) -> bool:
+    """Whether the target's LogSoftmax over this desc's rows (its merged axes) is exact alone."""
+    x = desc.tensor("InputTensor")
+    plan = common.JointAxes(x.sizes, hardmax1.reduced_axes(desc))
+    return target.log_softmax_exact_for(plan.reduced_size, plan.size // plan.reduced_size, x.data_type.size)
 
 
 def exp_sum_chain(b: GraphBuilder, x: str, axes: list[int], dtype: dtypes.DataType) -> tuple[str, str, str]:
