@@ -549,6 +549,169 @@ def semantics(dtype: Any) -> Iterator[tuple[str, Callable[[Graph], str], dict[st
     yield "MaxPool indices over the columns (raw, flat)", pool, {"x": x}
 
 
+# ---------------------------------------------------------------- round 3: chunked stages
+
+
+def outer_chunk_patterns(x: np.ndarray, tag: str, ties: np.ndarray) -> Iterator[Experiment]:
+    """ArgMax over axis 1 of (1, R, W) in chunks along that axis: is an outer-axis reduction over
+    a short chunk fast enough for a two-stage ArgMax without a full Transpose?"""
+    _, r, w = x.shape
+
+    def chunk_argmax(c: int) -> Callable[[Graph], str]:
+        def build(g: Graph) -> str:
+            rr, ww = g.inputs["x"].shape[1:]
+            v4 = g.op("Reshape", ["x", g.const([1, rr // c, c, ww])])
+            return g.op("ArgMax", [v4], axis=2, keepdims=1)
+
+        return build
+
+    def chunk_reduce_max(c: int) -> Callable[[Graph], str]:
+        def build(g: Graph) -> str:
+            rr, ww = g.inputs["x"].shape[1:]
+            v4 = g.op("Reshape", ["x", g.const([1, rr // c, c, ww])])
+            return g.op("ReduceMax", [v4], axes=[2], keepdims=1)
+
+        return build
+
+    def two_stage(c: int) -> Callable[[Graph], str]:
+        def build(g: Graph) -> str:
+            rr, ww = g.inputs["x"].shape[1:]
+            k = rr // c
+            v4 = g.op("Reshape", ["x", g.const([1, k, c, ww])])
+            inner = g.op("ArgMax", [v4], axis=2, keepdims=1)  # [1, k, 1, W]
+            best = g.op("GatherElements", [v4, inner], axis=2)  # each chunk's max
+            bt = g.op("Reshape", [g.op("Transpose", [best], perm=[0, 2, 3, 1]), g.const([ww, k])])
+            chunk = g.op("ArgMax", [bt], axis=1, keepdims=1)  # [W, 1], innermost: no outer-axis quirk
+            pos = g.op("Reshape", [g.op("Transpose", [inner], perm=[0, 2, 3, 1]), g.const([ww, k])])
+            within = g.op("GatherElements", [pos, chunk], axis=1)
+            index = g.op("Add", [g.op("Mul", [chunk, g.const(c)]), within])
+            return g.op("Reshape", [index, g.const([1, 1, ww])])
+
+        return build
+
+    def reduce_max_all(g: Graph) -> str:
+        return g.op("ReduceMax", ["x"], axes=[1], keepdims=1)
+
+    group = f"R3 ARGMAX {tag}"
+    ref = lambda v: first_argmax(v["x"], 1)  # noqa: E731
+    for c in (4, 16, 64):
+        shaped = lambda v, c=c: first_argmax(v["x"].reshape(1, r // c, c, w), 2)  # noqa: E731
+        yield Experiment(f"{group}: ArgMax over chunks of {c} (stage 1 alone)", group, chunk_argmax(c), {"x": x}, shaped)
+        vals = lambda v, c=c: v["x"].reshape(1, r // c, c, w).max(axis=2, keepdims=True)  # noqa: E731
+        yield Experiment(f"{group}: ReduceMax over chunks of {c} (alone)", group, chunk_reduce_max(c), {"x": x}, vals)
+    top = lambda v: v["x"].max(1, keepdims=True)  # noqa: E731
+    yield Experiment(f"{group}: ReduceMax over the axis (alone)", group, reduce_max_all, {"x": x}, top)
+    for c in (8, 16, 64):
+        yield Experiment(f"{group}: two stages, chunks of {c}", group, two_stage(c), {"x": x}, ref, tie_inputs={"x": ties})
+
+
+def decreasing_patterns(x: np.ndarray, ties: np.ndarray) -> Iterator[Experiment]:
+    """The last maximum over the rows of (R, L): reversed, or in chunks with only the chosen
+    chunk reversed."""
+
+    def ref(v: dict[str, np.ndarray]) -> np.ndarray:
+        a = v["x"]
+        return (a.shape[1] - 1 - np.argmax(a[:, ::-1], axis=1)).reshape(-1, 1).astype(np.int64)
+
+    def reversed_argmax(g: Graph) -> str:
+        nn = g.inputs["x"].shape[1]
+        rev = g.op("Slice", ["x", g.const([-1]), g.const([-(2**63)]), g.const([1]), g.const([-1])])
+        return g.op("Sub", [g.const(nn - 1), g.op("ArgMax", [rev], axis=1, keepdims=1)])
+
+    def chunked(c: int) -> Callable[[Graph], str]:
+        def build(g: Graph) -> str:
+            rr, nn = g.inputs["x"].shape
+            k = nn // c
+            v3 = g.op("Reshape", ["x", g.const([rr, k, c])])
+            best = g.op("GatherElements", [v3, g.op("ArgMax", [v3], axis=2, keepdims=1)], axis=2)  # [R, k, 1]
+            best = g.op("Reshape", [best, g.const([rr, k])])
+            rev = g.op("Slice", [best, g.const([-1]), g.const([-(2**63)]), g.const([1]), g.const([-1])])
+            chunk = g.op("Sub", [g.const(k - 1), g.op("ArgMax", [rev], axis=1, keepdims=1)])  # [R, 1] last chunk
+            at = g.op("Expand", [g.op("Reshape", [chunk, g.const([rr, 1, 1])]), g.const([rr, 1, c])])
+            part = g.op("Reshape", [g.op("GatherElements", [v3, at], axis=1), g.const([rr, c])])
+            prev = g.op("Slice", [part, g.const([-1]), g.const([-(2**63)]), g.const([1]), g.const([-1])])
+            within = g.op("Sub", [g.const(c - 1), g.op("ArgMax", [prev], axis=1, keepdims=1)])
+            return g.op("Add", [g.op("Mul", [chunk, g.const(c)]), within])
+
+        return build
+
+    group = "R3 ARGMAX trailing DECREASING"
+    yield Experiment(f"{group}: reversed + ArgMax", group, reversed_argmax, {"x": x}, ref, tie_inputs={"x": ties})
+    for c in (64, 128, 512):
+        name = f"{group}: chunks of {c}, the chosen chunk reversed"
+        yield Experiment(name, group, chunked(c), {"x": x}, ref, tie_inputs={"x": ties})
+
+
+def few_rows_chain_patterns(x: np.ndarray) -> Iterator[Experiment]:
+    """LogSoftmax over a few long rows (R, L): the one-level chain against reductions in two
+    levels, over chunks of the row and then over the chunks."""
+    rows, n = x.shape
+
+    def ref(v: dict[str, np.ndarray]) -> np.ndarray:
+        s = v["x"].astype(np.float64)
+        s = s - s.max(axis=1, keepdims=True)
+        return (s - np.log(np.exp(s).sum(axis=1, keepdims=True))).astype(np.float32)
+
+    def chain(c: int, argmax_max: bool) -> Callable[[Graph], str]:
+        def build(g: Graph) -> str:
+            if c == 0:
+                top = g.op("ReduceMax", ["x"], axes=[1], keepdims=1)
+                d = g.op("Sub", ["x", top])
+                total = g.op("ReduceSum", [g.op("Exp", [d]), g.const([1])], keepdims=1)
+                return g.op("Sub", [d, g.op("Log", [total])])
+            v3 = g.op("Reshape", ["x", g.const([rows, n // c, c])])
+            if argmax_max:
+                part = g.op("GatherElements", [v3, g.op("ArgMax", [v3], axis=2, keepdims=1)], axis=2)
+            else:
+                part = g.op("ReduceMax", [v3], axes=[2], keepdims=1)
+            top = g.op("ReduceMax", [part], axes=[1], keepdims=1)
+            d = g.op("Sub", [v3, top])
+            partial = g.op("ReduceSum", [g.op("Exp", [d]), g.const([2])], keepdims=1)
+            total = g.op("ReduceSum", [partial, g.const([1])], keepdims=1)
+            return g.op("Reshape", [g.op("Sub", [d, g.op("Log", [total])]), g.const([rows, n])])
+
+        return build
+
+    group = f"R3 LOG_SOFTMAX1 {rows} rows of {n}"
+    yield Experiment(f"{group}: LogSoftmax", group, lambda g: g.op("LogSoftmax", ["x"], axis=1), {"x": x}, ref, rtol=5e-5)
+    yield Experiment(f"{group}: chain, one level", group, chain(0, False), {"x": x}, ref, rtol=5e-5)
+    for c in (4096, 65536):
+        yield Experiment(f"{group}: chain, chunks of {c}, ReduceMax", group, chain(c, False), {"x": x}, ref, rtol=5e-5)
+        yield Experiment(f"{group}: chain, chunks of {c}, ArgMax max", group, chain(c, True), {"x": x}, ref, rtol=5e-5)
+
+
+def padded_log_softmax_patterns(x: np.ndarray) -> Iterator[Experiment]:
+    """Rows of 1024: one -inf column more moves the CUDA EP to its exact block-per-row kernel."""
+
+    def ref(v: dict[str, np.ndarray]) -> np.ndarray:
+        s = v["x"].astype(np.float64)
+        s = s - s.max(axis=1, keepdims=True)
+        return (s - np.log(np.exp(s).sum(axis=1, keepdims=True))).astype(np.float32)
+
+    def padded(g: Graph) -> str:
+        n = g.inputs["x"].shape[1]
+        p = g.op("Pad", ["x", g.const([0, 0, 0, 1]), g.const(-np.inf, np.float32)])
+        y = g.op("LogSoftmax", [p], axis=1)
+        return g.op("Slice", [y, g.const([0]), g.const([n]), g.const([1])])
+
+    group = "R3 LOG_SOFTMAX1 rows of 1024"
+    yield Experiment(f"{group}: -inf column + LogSoftmax + Slice", group, padded, {"x": x}, ref, rtol=5e-5)
+
+
+def round3(quick: bool) -> Iterator[Experiment]:
+    rng = np.random.default_rng(5)
+    r, w = (1024, 4096) if quick else (4096, 16384)
+    x = rng.standard_normal((1, r, w)).astype(np.float32)
+    yield from outer_chunk_patterns(x, f"leading-{r}x{w}", tie_data((1, 256, 64), np.float32))
+    rows = rng.standard_normal((r, w)).astype(np.float32)
+    ties = tie_data((1, 1024, 64), np.float32)[0].T.copy()  # rows of 1024 with ties, -inf and NaN columns
+    yield from decreasing_patterns(rows, ties)
+    for shape in ((4, 2**22), (16, 2**20)) if quick else ((4, 2**24), (16, 2**22), (1, 2**26)):
+        yield from few_rows_chain_patterns(rng.standard_normal(shape).astype(np.float32) * 30)
+    short = rng.standard_normal((2**10 if quick else 2**16, 1024)).astype(np.float32) * 30 + 5e4
+    yield from padded_log_softmax_patterns(short)
+
+
 def experiments(quick: bool) -> Iterator[Experiment]:
     rng = np.random.default_rng(0)
     r, w = (1024, 4096) if quick else (4096, 16384)
@@ -570,6 +733,7 @@ def experiments(quick: bool) -> Iterator[Experiment]:
     for cross in (False, True):
         for extras in (False, True):
             yield from mvn_patterns(xm, cross, extras)
+    yield from round3(quick)
 
 
 def main() -> None:
