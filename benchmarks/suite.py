@@ -28,7 +28,8 @@ import numpy as np  # noqa: E402
 from dml2onnx import bench, choices, lowering, runtime  # noqa: E402
 from dml2onnx.desc import OperatorDesc, parse_operator_desc  # noqa: E402
 
-DIRECTIONS_TOO = ("trailing-64M", "leading-64M", "trailing-64M-fp16", "leading-64M-fp16")  # ArgMax both ways
+# ArgMax both ways
+DIRECTIONS_TOO = ("trailing-64M", "leading-64M", "trailing-64M-fp16", "leading-64M-fp16", "trailing-64M-short")
 SIZES = {"64K": (256, 256), "1M": (1024, 1024), "16M": (4096, 4096), "64M": (4096, 16384), "256M": (16384, 16384)}
 
 
@@ -67,9 +68,10 @@ def reduce_cases(quick: bool) -> Iterator[Case]:
         # rows of 1024: the CUDA EP's warp-per-row LogSoftmax kernel (targets.cuda_warp_softmax)
         ("trailing-64M-short", (65536, 1024), [1], "FLOAT32"),
         ("leading-64M-short", (1024, 65536), [0], "FLOAT32"),
-        # few long rows: ArgMax per chunk (two_stage)
+        # few long rows: ArgMax per chunk (two_stage), LogSoftmax's chunked_chain
         ("trailing-64M-4rows", (4, 2**24), [1], "FLOAT32"),
         ("trailing-64M-16rows", (16, 2**22), [1], "FLOAT32"),
+        ("trailing-64M-64rows", (64, 2**20), [1], "FLOAT32"),
         ("trailing-64M-256rows", (256, 2**18), [1], "FLOAT32"),
         ("middle-64M", (64, 4096, 256), [1], "FLOAT32"),
         ("several-64M", (256, 1024, 256), [2, 0], "FLOAT32"),

@@ -21,9 +21,11 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "ACTIVATION_HARDMAX1": ("in_place", "last_axis", "two_stage"),
     # LogSoftmax over the merged axis after subtracting the max (found by ReduceMax, or by ArgMax +
     # GatherElements), or the same after moving the axes last, or ReduceMax/Sub/Exp/ReduceSum/Log/
-    # Sub over the axes as they are (no Transpose)
-    "ACTIVATION_LOG_SOFTMAX1": ("in_place", "argmax_max", "last_axis", "reduce_chain"),
-    # two_stage: over the innermost axis cut into chunks, ArgMax per chunk, then over the chunks
+    # Sub over the axes as they are (no Transpose), or that chain over trailing axes cut into chunks
+    # (each reduction over every chunk, then over the chunks)
+    "ACTIVATION_LOG_SOFTMAX1": ("in_place", "argmax_max", "last_axis", "reduce_chain", "chunked_chain"),
+    # two_stage: the axes moved last (as last_axis) and cut into chunks, ArgMax per chunk, then over
+    # the chunks
     "ARGMAX": ("in_place", "last_axis", "two_stage"),
     "ONE_HOT": ("one_hot",),
     # ReduceMean/Sub/Mul/ReduceMean/Add/Sqrt/Div, or LayerNormalization (opset 17) with a ones
@@ -89,6 +91,8 @@ def available(desc: OperatorDesc, opset: int) -> tuple[str, ...]:
             continue  # one axis only: ArgMax + GatherElements along it
         if v == "two_stage" and not argmax.two_stage_applies(desc):
             continue
+        if v == "chunked_chain" and log_softmax1.chain_split(desc) is None:
+            continue
         out.append(v)
     return tuple(out)
 
@@ -115,6 +119,11 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
         # our own costs more still).
         if rows == 1 and reduced > 2**16:
             return "reduce_chain"
+        # A few long rows: the EP's LogSoftmax runs a block per row (51 GB/s for 4 rows of 16M),
+        # and its one-step reductions are slower still; the chunked chain reaches 660 GB/s there.
+        # Each row's block gains about 13 GB/s: from about 48 rows on, that is as fast.
+        if rows < 48 and reduced >= 2**20 and "chunked_chain" in options:
+            return "chunked_chain"
         # Where the EP's own LogSoftmax is exact (long rows, targets.cuda_warp_softmax) it needs no
         # max subtracted first, and runs in one kernel.
         if log_softmax1.ep_kernel_exact(desc, TARGETS[target]):
@@ -128,10 +137,15 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
         return "in_place"
     # One long row: the EP's ArgMax reaches 45% of copy there (64M), but over its chunks the full
     # innermost-axis speed (4 rows of 16M are already fast in one pass). 64-bit integers (ranked
-    # digit by digit, argmax.py): shorter rows make each digit's pass 1.3x faster.
+    # digit by digit, argmax.py): shorter rows make each digit's pass 1.3x faster. The last
+    # extreme (DECREASING) where the target has no select_last_index: only the chosen chunk is
+    # reversed, not the whole input (1.3x on rows of 16384).
     if "two_stage" in options:
         rows, reduced = _rows_and_length(desc)
         wide_integers = desc.tensor("InputTensor").data_type in (dtypes.INT64, dtypes.UINT64)
+        reversed_search = op != "ACTIVATION_HARDMAX1" and desc["AxisDirection"] == "DECREASING"
+        if reversed_search and not TARGETS[target].argmax_select_last and reduced >= 4096:
+            return "two_stage"
         if (rows == 1 and reduced >= 2**18) or wide_integers:
             return "two_stage"
     if op in ("ARGMAX", "ARGMIN", "ACTIVATION_HARDMAX1") and not trailing and "last_axis" in options:

@@ -78,8 +78,14 @@ def test_choice_rule_picks_measured_winners() -> None:
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0]), "portable") == "reduce_chain"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([256, 1024, 256], [2, 0]), "portable") == "reduce_chain"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0, 1])) == "reduce_chain"  # one long row
-    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([16, 2**22], [1])) == "in_place"  # a few: the chain is slow
+    # a few long rows: the one-step chain is slow, the chunked one is not; from about 48 rows on,
+    # the EP's kernel (a block per row) is as fast
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([16, 2**22], [1])) == "chunked_chain"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4, 2**24], [1], "FLOAT16"), "portable") == "chunked_chain"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4, 2**19], [1])) == "in_place"  # short enough
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([64, 2**20], [1])) == "in_place"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([256, 2**18], [1])) == "in_place"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4, 1048573], [1])) == "in_place"  # a prime: no chunks
     # ArgMax over one long row: per chunk first
     assert choose("ARGMAX", argmax_fields([4096, 16384], [0, 1])) == "two_stage"
     assert choose("ACTIVATION_HARDMAX1", softmax([4096, 16384], [0, 1])) == "two_stage"
@@ -87,6 +93,12 @@ def test_choice_rule_picks_measured_winners() -> None:
     int64 = argmax_fields([4096, 16384], [1])
     int64["InputTensor"]["DataType"] = "INT64"
     assert choose("ARGMAX", int64) == "two_stage"  # the digit-by-digit ranking, on shorter rows
+    # the last maximum without select_last_index: only the chosen chunk is reversed
+    last = argmax_fields([4096, 16384], [1]) | {"AxisDirection": "DECREASING"}
+    assert choose("ARGMAX", last) == "two_stage"
+    assert choose("ARGMIN", argmax_fields([4096, 16384], [0]) | {"AxisDirection": "DECREASING"}) == "two_stage"
+    assert choose("ARGMAX", argmax_fields([16384, 1024], [1]) | {"AxisDirection": "DECREASING"}) == "in_place"
+    assert choose("ARGMAX", last, "dml") == "in_place"  # DirectML has select_last_index
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [1]), "cpu") == "in_place"  # not measured there
     mvn = {
         "InputTensor": tensor("FLOAT32", [2, 3, 4, 5]),

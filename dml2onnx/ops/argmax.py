@@ -35,13 +35,18 @@ def lower_arg(desc: OperatorDesc, b: GraphBuilder, x: str, minimum: bool, last: 
     """The index of the first (`last`: last) maximum, or with `minimum` minimum, over the desc's
     joint Axes, as its OutputTensor: ARGMAX, ARGMIN and REDUCE's ARGMAX/ARGMIN."""
     t = desc.tensor("InputTensor")
-    plan = common.JointAxes(t.sizes, tuple(sorted(desc["Axes"])), last=b.variant == "last_axis")
+    plan = common.JointAxes(t.sizes, tuple(sorted(desc["Axes"])), last=moves_axes_last(b.variant))
     merged = plan.merge(b, x)
     index = plan_index(b, plan, merged, t.data_type, last, minimum)
     out = desc.tensor("OutputTensor")
     if out.data_type != dtypes.INT64:
         index = b.cast(index, out.data_type, "output_cast", f"indices as {out.data_type}")
     return plan.restore(b, index, out.sizes)
+
+
+def moves_axes_last(variant: str) -> bool:
+    """`last_axis` and `two_stage` reduce the innermost axis: other axes are moved there first."""
+    return variant in ("last_axis", "two_stage")
 
 
 def plan_index(b: GraphBuilder, plan: common.JointAxes, merged: str, dtype: dtypes.DataType, last: bool, minimum: bool) -> str:
@@ -52,38 +57,53 @@ def plan_index(b: GraphBuilder, plan: common.JointAxes, merged: str, dtype: dtyp
 
 
 def two_stage_applies(desc: OperatorDesc) -> bool:
-    """The in-place plan reduces the innermost axis (trailing axes, or any set moved last), and
-    its length splits into chunks."""
-    plan = common.JointAxes(desc.tensor("InputTensor").sizes, tuple(sorted(desc["Axes"])))
-    return plan.innermost and split(plan.reduced_size) is not None
+    """The reduced axes (moved last where they are not) join into a length that splits into chunks."""
+    sizes = desc.tensor("InputTensor").sizes
+    return split(math.prod(sizes[a] for a in desc["Axes"])) is not None
+
+
+# Chunks of about this many elements or more: the CUDA EP's ArgMax over rows of 128 runs at half
+# the speed it reaches on rows of 1024 and longer (H200, docs/benchmarks.md).
+_CHUNK_LENGTH = 1024
 
 
 def split(size: int) -> tuple[int, int] | None:
-    """(chunks, chunk length) with chunks * length == size, both >= 2 and the chunks as close to
-    sqrt(size) from below as a short search finds; None when there is no such split."""
-    root = math.isqrt(size)
-    for chunks in range(root, max(1, root - 4096), -1):
-        if size % chunks == 0:
-            return (chunks, size // chunks) if chunks >= 2 else None
+    """(chunks, chunk length) with chunks * length == size and both >= 2: the length is the
+    largest divisor up to max(1024, sqrt(size)) that a short search finds (1024 keeps the
+    chunks long enough for the EP's ArgMax; sqrt keeps the second stage short for one long row).
+    None when there is no such split."""
+    target = min(max(_CHUNK_LENGTH, math.isqrt(size)), size // 2)
+    for length in range(target, max(1, target // 16), -1):
+        if size % length == 0:
+            return size // length, length
     return None
 
 
 def two_stage_index(b: GraphBuilder, x: str, shape: tuple[int, ...], dtype: dtypes.DataType, last: bool, minimum: bool) -> str:
     """arg_index over the innermost axis of `x` (of `shape`) cut into chunks: the extreme of each
-    chunk, then the first (`last`: last) chunk holding the overall extreme, then its position
-    there. The same index as one pass, ties included; faster on the CUDA EP when there are few
-    rows to reduce (its ArgMax over a single 64M row reaches 45% of copy)."""
+    chunk, then the first (`last`: last) chunk holding the overall extreme, then the first (last)
+    position of it there. The same index as one pass, ties included. Faster on the CUDA EP for one
+    long row (its ArgMax over a single 64M row reaches 45% of copy), and for `last`: only the
+    chosen chunk is reversed (the EP has no select_last_index), not the whole input."""
     found = split(shape[-1])
     assert found is not None, "two_stage applies only where the axis splits (choices.available)"
     chunks, length = found
     rows = shape[:-1]
     x = b.reshape(x, (*rows, chunks, length), "chunks", f"the axis as {chunks} chunks of {length}")
-    inner = arg_index(b, x, dtype, len(rows) + 1, length, last, minimum)
-    best = b.node("GatherElements", [x, inner], "chunk_extremes", "each chunk's extreme value", axis=-1)
+    # The first extreme of each chunk, even for `last`: its value is the chunk's extreme all the same.
+    first = arg_index(b, x, dtype, len(rows) + 1, length, False, minimum)
+    best = b.node("GatherElements", [x, first], "chunk_extremes", "each chunk's extreme value", axis=-1)
     best = b.reshape(best, (*rows, chunks), "extremes_row", "the chunks' extremes as one row")
     chunk = arg_index(b, best, dtype, len(rows), chunks, last, minimum)
-    inner = b.reshape(inner, (*rows, chunks), "positions_row", "each chunk's position of its extreme")
-    within = b.node("GatherElements", [inner, chunk], "position", "the position in the chosen chunk", axis=-1)
+    if last:  # the last extreme inside the chosen chunk: that chunk alone, searched from its end
+        at = b.reshape(chunk, (*rows, 1, 1), "chunk_at", "the chosen chunk per row")
+        at = b.node("Expand", [at, b.i64([*rows, 1, length], "chunk_shape")], "chunk_index", "the chunk for each position")
+        part = b.node("GatherElements", [x, at], "chosen_chunk", "the values of the chosen chunk", axis=-2)
+        part = b.reshape(part, (*rows, length), "chunk_row", "the chosen chunk as one row")
+        within = arg_index(b, part, dtype, len(rows), length, True, minimum)
+    else:
+        first = b.reshape(first, (*rows, chunks), "positions_row", "each chunk's position of its extreme")
+        within = b.node("GatherElements", [first, chunk], "position", "the position in the chosen chunk", axis=-1)
     start = b.node("Mul", [chunk, b.scalar(length, dtypes.INT64, "chunk_length")], "chunk_start", "chunk * length")
     return b.node("Add", [start, within], "index", "chunk * length + position")
 

@@ -30,7 +30,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     # from the CUDA EP, and ReduceMax + Equal marks every tied maximum.
     x = desc.tensor("InputTensor")
     axes = reduced_axes(desc)
-    plan = common.JointAxes(x.sizes, axes, last=b.variant == "last_axis")
+    plan = common.JointAxes(x.sizes, axes, last=argmax.moves_axes_last(b.variant))
     merged = plan.merge(b, inputs["InputTensor"])
     if b.target.native_hardmax:  # ONNX Hardmax-13 (first maximum): DML_ACTIVATION_HARDMAX again
         y = b.node("Hardmax", [merged], "hardmax", "1 at the first maximum of the merged axis", axis=plan.axis)

@@ -20,6 +20,8 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     axes = hardmax1.reduced_axes(desc)
     if b.variant == "reduce_chain":
         return _reduce_chain(b, inputs["InputTensor"], list(axes), x.data_type)
+    if b.variant == "chunked_chain":
+        return _chunked_chain(desc, b, inputs["InputTensor"])
     # ONNX LogSoftmax (opset 13) reduces one axis and subtracts the maximum first, so it is
     # stable for inputs like 1000 / -50000; several axes are merged into one beforehand.
     plan = common.JointAxes(x.sizes, axes, last=b.variant == "last_axis")
@@ -42,16 +44,32 @@ def ep_kernel_exact(desc: OperatorDesc, target: Target) -> bool:
     return target.log_softmax_exact_for(plan.reduced_size, plan.size // plan.reduced_size, x.data_type.size)
 
 
-def exp_sum_chain(b: GraphBuilder, x: str, axes: list[int], dtype: dtypes.DataType) -> tuple[str, str, str]:
+def exp_sum_chain(
+    b: GraphBuilder, x: str, axes: list[int], dtype: dtypes.DataType, chunk_length: int = 0
+) -> tuple[str, str, str]:
     """x - max, exp(x - max) and its sum over the axes, reduced where they are: no Transpose for
     axes that are not contiguous. FLOAT16 is computed in FLOAT32 (sums may exceed 65504); pass
-    the result through `back_to_float16`."""
+    the result through `back_to_float16`.
+
+    With `chunk_length`, `axes` are (chunks, chunk) of a row cut into chunks (the last axis), and
+    each reduction runs over every chunk first, then over the chunks' results: the CUDA EP
+    reduces a few long rows very slowly in one step (2 GB/s for 16 rows of 4M, H200). The chunk's
+    maximum comes from ArgMax + GatherElements, faster there than ReduceMax."""
     if dtype == dtypes.FLOAT16:
         x = b.cast(x, dtypes.FLOAT32, "to_float32", "sums of many exponentials need FLOAT32")
-    top = b.reduce("ReduceMax", x, axes, "max", f"the maximum over axes {axes}")
+    if chunk_length:
+        where = argmax.arg_index(b, x, dtypes.FLOAT32, axes[1], chunk_length, False, False)
+        chunk_max = b.node("GatherElements", [x, where], "chunk_max", "each chunk's maximum", axis=axes[1])
+        top = b.reduce("ReduceMax", chunk_max, axes[:1], "max", "the maximum over the chunks")
+    else:
+        top = b.reduce("ReduceMax", x, axes, "max", f"the maximum over axes {axes}")
     centered = b.node("Sub", [x, top], "centered", "x - max")
     exp = b.node("Exp", [centered], "exp", "exp(x - max)")
-    total = b.reduce("ReduceSum", exp, axes, "sum", "sum of exp(x - max)")
+    if chunk_length:
+        partial = b.reduce("ReduceSum", exp, axes[1:], "chunk_sum", "each chunk's sum of exp(x - max)")
+        total = b.reduce("ReduceSum", partial, axes[:1], "sum", "sum of exp(x - max) over the chunks")
+    else:
+        total = b.reduce("ReduceSum", exp, axes, "sum", "sum of exp(x - max)")
     return centered, exp, total
 
 
@@ -59,11 +77,46 @@ def back_to_float16(b: GraphBuilder, y: str, dtype: dtypes.DataType) -> str:
     return b.cast(y, dtypes.FLOAT16, "to_float16", "the result in FLOAT16") if dtype == dtypes.FLOAT16 else y
 
 
-def _reduce_chain(b: GraphBuilder, x: str, axes: list[int], dtype: dtypes.DataType) -> str:
+def _reduce_chain(b: GraphBuilder, x: str, axes: list[int], dtype: dtypes.DataType, chunk_length: int = 0) -> str:
     """(x - max) - log(sum(exp(x - max)))."""
-    centered, _, total = exp_sum_chain(b, x, axes, dtype)
+    centered, _, total = exp_sum_chain(b, x, axes, dtype, chunk_length)
     y = b.node("Sub", [centered, b.node("Log", [total], "log_sum", "log(sum)")], "log_softmax", "(x - max) - log(sum)")
     return back_to_float16(b, y, dtype)
+
+
+# The chunked chain cuts rows into chunks of up to this many elements, and of at least
+# _CHAIN_CHUNK_MIN: the fastest of 4096 and 65536 on an H200 (benchmarks/patterns.py, round 3).
+_CHAIN_CHUNK = 65536
+_CHAIN_CHUNK_MIN = 1024
+
+
+def chain_split(desc: OperatorDesc) -> tuple[int, int] | None:
+    """(chunks, chunk length) for `chunked_chain`: the axes must end at the last dimension and be
+    contiguous (merged by a Reshape alone), and their length must split into at least 2 chunks of
+    _CHAIN_CHUNK_MIN.._CHAIN_CHUNK elements (the fewest chunks a short search finds)."""
+    x = desc.tensor("InputTensor")
+    plan = common.JointAxes(x.sizes, hardmax1.reduced_axes(desc))
+    if not plan.innermost or plan.perm is not None:
+        return None
+    size = plan.reduced_size
+    least = max(2, -(-size // _CHAIN_CHUNK))
+    for chunks in range(least, min(size // _CHAIN_CHUNK_MIN, least + 4096) + 1):
+        if size % chunks == 0:
+            return chunks, size // chunks
+    return None
+
+
+def _chunked_chain(desc: OperatorDesc, b: GraphBuilder, x_in: str) -> str:
+    """The reduction chain over the merged trailing axes cut into chunks (chain_split)."""
+    x = desc.tensor("InputTensor")
+    plan = common.JointAxes(x.sizes, hardmax1.reduced_axes(desc))
+    found = chain_split(desc)
+    assert found is not None, "chunked_chain applies only where the row splits (choices.available)"
+    chunks, length = found
+    rows = plan.merged_shape[:-1]
+    v = b.reshape(plan.merge(b, x_in), (*rows, chunks, length), "chunks", f"each row as {chunks} chunks of {length}")
+    y = _reduce_chain(b, v, [len(rows), len(rows) + 1], x.data_type, length)
+    return plan.unmerge(b, b.reshape(y, plan.merged_shape, "unchunk", "the chunks as one row again"))
 
 
 def centered_reference(desc: OperatorDesc, x: np.ndarray) -> tuple[np.ndarray, common.JointAxes]:
