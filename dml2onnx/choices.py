@@ -11,14 +11,14 @@ import math
 from . import dtypes, ops
 from .desc import OperatorDesc
 from .errors import UsageError
-from .ops import argmax, log_softmax1, mean_variance_normalization
+from .ops import argmax, hardmax1, log_softmax1, mean_variance_normalization
 from .schema import OPERATORS
 from .targets import TARGETS
 
 VARIANTS: dict[str, tuple[str, ...]] = {
     # merge the reduced axes where they are (Reshape; Transpose only when not contiguous) or
-    # always move them last first
-    "ACTIVATION_HARDMAX1": ("in_place", "last_axis", "two_stage"),
+    # always move them last first; axes in several runs: one small one-hot per run, multiplied
+    "ACTIVATION_HARDMAX1": ("in_place", "last_axis", "two_stage", "one_hot_product"),
     # LogSoftmax over the merged axis after subtracting the max (found by ReduceMax, or by ArgMax +
     # GatherElements), or the same after moving the axes last, or ReduceMax/Sub/Exp/ReduceSum/Log/
     # Sub over the axes as they are (no Transpose), or that chain over trailing axes cut into chunks
@@ -93,6 +93,8 @@ def available(desc: OperatorDesc, opset: int) -> tuple[str, ...]:
             continue
         if v == "chunked_chain" and log_softmax1.chain_split(desc) is None:
             continue
+        if v == "one_hot_product" and len(hardmax1.axis_runs(_reduced_axes(desc))) < 2:
+            continue
         out.append(v)
     return tuple(out)
 
@@ -148,6 +150,9 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
             return "two_stage"
         if (rows == 1 and reduced >= 2**18) or wide_integers:
             return "two_stage"
+    if "one_hot_product" in options:
+        # Axes in several runs: the output is written once in place, with no Transpose back.
+        return "one_hot_product"
     if op in ("ARGMAX", "ARGMIN", "ACTIVATION_HARDMAX1") and not trailing and "last_axis" in options:
         # The CUDA EP's ArgMax is 2.5x faster on the innermost axis than on an outer one, more
         # than the Transpose costs (and the reversing Slice of DECREASING is faster there too).

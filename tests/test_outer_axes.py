@@ -12,7 +12,7 @@ import onnx
 import pytest
 from onnx import helper
 
-from dml2onnx import lowering, runtime
+from dml2onnx import choices, lowering, runtime
 from support import EPS, make_desc, run_every_variant, tensor
 
 CASES = [((6, 5), [0]), ((3, 6, 4), [1]), ((4, 3, 5), [0, 1]), ((6, 5), [1]), ((2, 3, 4), [0, 2])]
@@ -65,17 +65,58 @@ def optimized_nodes(model: onnx.ModelProto, tmp_path: Path) -> list[onnx.NodePro
 
 
 @pytest.mark.parametrize(("shape", "axes"), [((64, 32), [0]), ((3, 64, 32), [1]), ((64, 8, 32), [0, 1])])
-@pytest.mark.parametrize("op", ["ARGMAX", "ARGMIN", "ACTIVATION_HARDMAX1", "ACTIVATION_LOG_SOFTMAX1"])
-def test_last_axis_transpose_survives_the_optimizer(tmp_path: Path, op: str, shape: tuple[int, ...], axes: list[int]) -> None:
+@pytest.mark.parametrize(
+    ("op", "variant"),
+    [
+        ("ARGMAX", "last_axis"),
+        ("ARGMIN", "last_axis"),
+        ("ACTIVATION_HARDMAX1", "last_axis"),
+        ("ACTIVATION_LOG_SOFTMAX1", "last_axis"),
+        ("ARGMAX", "two_stage"),
+        ("ACTIVATION_HARDMAX1", "two_stage"),
+    ],
+)
+def test_last_axis_transpose_survives_the_optimizer(
+    tmp_path: Path, op: str, variant: str, shape: tuple[int, ...], axes: list[int]
+) -> None:
     """Without the merging Reshape after the Transpose, ONNX Runtime moves the Transpose behind
-    the ArgMax / LogSoftmax, which then runs on the outer axis again (2.5x slower on CUDA)."""
+    the ArgMax / LogSoftmax, which then runs on the outer axis again (2.5x slower on CUDA).
+    two_stage's first ArgMax runs on the chunks of the moved axes, its innermost axis."""
     desc = make_desc(op, fields(op, "FLOAT32", shape, axes))
-    nodes = optimized_nodes(lowering.lower(desc, "t", target="cuda", variant="last_axis"), tmp_path)
+    nodes = optimized_nodes(lowering.lower(desc, "t", target="cuda", variant=variant), tmp_path)
     kinds = [n.op_type for n in nodes]
     reducing = next(n for n in nodes if n.op_type in ("ArgMax", "ArgMin", "LogSoftmax"))
     axis = {a.name: helper.get_attribute_value(a) for a in reducing.attribute}["axis"]
     assert "Transpose" in kinds[: kinds.index(reducing.op_type)], kinds
-    assert axis in (1, -1), (kinds, axis)  # the inner axis of the merged 2-D tensor
+    assert axis in ((1, -1) if variant == "last_axis" else (2, -1)), (kinds, axis)  # the innermost axis
+
+
+@EPS
+@pytest.mark.parametrize(
+    ("shape", "axes"), [((4, 3, 5), [0, 2]), ((3, 2, 4, 2, 3), [0, 2, 4]), ((2, 3, 4, 5), [0, 1, 3]), ((5, 3), [0, 1])]
+)
+@pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16"])
+def test_hardmax1_over_runs_of_axes(ep: str, shape: tuple[int, ...], axes: list[int], dtype: str) -> None:
+    """one_hot_product (axes in several runs) against the reference and the other candidates:
+    ties, a maximum in each run's first and last place, and slices of -inf."""
+    desc = make_desc("ACTIVATION_HARDMAX1", fields("ACTIVATION_HARDMAX1", dtype, shape, axes))
+    runs = len([a for i, a in enumerate(axes) if i == 0 or axes[i - 1] != a - 1])
+    assert ("one_hot_product" in choices.available(desc, lowering.DEFAULT_OPSET)) == (runs > 1)
+    for seed in range(3):
+        x = np.round(np.random.default_rng(seed).standard_normal(shape) * (1 + seed)).astype(dtype.lower())
+        run_every_variant(ep, desc, x)
+    run_every_variant(ep, desc, infinite_slices(shape, axes, dtype, -np.inf))
+    last = np.zeros(shape, dtype.lower())
+    last[tuple(s - 1 for s in shape)] = 1  # the last place of every run in one slice
+    run_every_variant(ep, desc, last)
+
+
+def test_one_hot_product_writes_the_output_in_place() -> None:
+    """One Transpose (the input's axes moved last for ArgMax), none after the one-hots."""
+    desc = make_desc("ACTIVATION_HARDMAX1", fields("ACTIVATION_HARDMAX1", "FLOAT32", (256, 64, 256), [0, 2]))
+    kinds = [n.op_type for n in lowering.lower(desc, "t", target="cuda", variant="one_hot_product").graph.node]
+    assert kinds.count("Transpose") == 1 and kinds.index("Transpose") < kinds.index("OneHot"), kinds
+    assert kinds.count("OneHot") == 2 and kinds[-1] == "Mul", kinds
 
 
 def test_outer_axis_guard_only_where_needed() -> None:

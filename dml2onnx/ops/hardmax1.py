@@ -3,6 +3,8 @@ The single-axis ACTIVATION_HARDMAX (hardmax.py) reuses this lowering and referen
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
@@ -25,11 +27,24 @@ def reduced_axes(desc: OperatorDesc) -> tuple[int, ...]:
     return (desc.tensor("InputTensor").rank - 1,)
 
 
+def axis_runs(axes: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The ascending axes as runs of neighbours: (0, 2, 3) -> [(0,), (2, 3)]."""
+    runs: list[list[int]] = []
+    for a in axes:
+        if runs and runs[-1][-1] == a - 1:
+            runs[-1].append(a)
+        else:
+            runs.append([a])
+    return [tuple(r) for r in runs]
+
+
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     # ArgMax (first maximum) + OneHot: exact on ties, runs on every EP. ONNX Hardmax is absent
     # from the CUDA EP, and ReduceMax + Equal marks every tied maximum.
     x = desc.tensor("InputTensor")
     axes = reduced_axes(desc)
+    if b.variant == "one_hot_product" and not b.target.native_hardmax:
+        return _one_hot_product(desc, b, inputs["InputTensor"])
     plan = common.JointAxes(x.sizes, axes, last=argmax.moves_axes_last(b.variant))
     merged = plan.merge(b, inputs["InputTensor"])
     if b.target.native_hardmax:  # ONNX Hardmax-13 (first maximum): DML_ACTIVATION_HARDMAX again
@@ -47,6 +62,40 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     if not kept:
         y = b.reshape(y, out.merged_shape, "from_row", "back from one row")
     return out.unmerge(b, y)
+
+
+def _one_hot_product(desc: OperatorDesc, b: GraphBuilder, x_in: str) -> str:
+    """Axes in several runs (axis_runs): the index over the merged axes is cut into one index per
+    run, each run gets its own small one-hot in the input's layout (1 on the other runs' axes), and
+    their broadcast product is the output. It is written once in place, where the one-hot over
+    the merged axes would need a Transpose back (two passes over the output)."""
+    x = desc.tensor("InputTensor")
+    axes = reduced_axes(desc)
+    plan = common.JointAxes(x.sizes, axes)  # the runs are apart: Transpose, then (kept, reduced)
+    index = argmax.plan_index(b, plan, plan.merge(b, x_in), x.data_type, False, False)
+    stride = plan.reduced_size
+    y: str | None = None
+    for n, run in enumerate(axis_runs(axes)):
+        size = math.prod(x.sizes[a] for a in run)
+        stride //= size
+        part = index
+        if stride > 1:  # drop the later runs' coordinates
+            part = b.node("Div", [part, b.scalar(stride, dtypes.INT64, f"stride{n}")], f"run{n}_high", f"index // {stride}")
+        if n > 0:  # drop the earlier runs' coordinates: part - (part // size) * size (no Mod on every EP)
+            size_value = b.scalar(size, dtypes.INT64, f"size{n}")
+            above = b.node(
+                "Mul", [b.node("Div", [part, size_value], f"run{n}_above", "earlier runs"), size_value], f"run{n}_back", ""
+            )
+            part = b.node("Sub", [part, above], f"run{n}_index", f"the index within axes {list(run)}")
+        before = math.prod(s for a, s in enumerate(x.sizes) if a < run[0] and a not in axes)
+        after = math.prod(s for a, s in enumerate(x.sizes) if a > run[-1] and a not in axes)
+        part = b.reshape(part, (before, after), f"run{n}_rows", "the kept elements before and after the run")
+        hot = one_hot_01(b, part, size, 1, x.data_type)
+        sizes = [s if a not in axes or a in run else 1 for a, s in enumerate(x.sizes)]
+        hot = b.reshape(hot, sizes, f"run{n}_layout", f"the one-hot of axes {list(run)} in the input's layout")
+        y = hot if y is None else b.node("Mul", [y, hot], f"product{n}", "1 only where every run's one-hot is 1")
+    assert y is not None and len(axis_runs(axes)) > 1, "one_hot_product applies only to axes in several runs"
+    return y
 
 
 def one_hot_01(b: GraphBuilder, index: str, depth: int, axis: int, dtype: dtypes.DataType) -> str:
