@@ -140,13 +140,14 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
     # One long row: the EP's ArgMax reaches 45% of copy there (64M), but over its chunks the full
     # innermost-axis speed (4 rows of 16M are already fast in one pass). 64-bit integers (ranked
     # digit by digit, argmax.py): shorter rows make each digit's pass 1.3x faster. The last
-    # extreme (DECREASING) where the target has no select_last_index: only the chosen chunk is
-    # reversed, not the whole input (1.3x on rows of 16384).
+    # extreme (DECREASING) over trailing axes, where the target has no select_last_index: only the
+    # chosen chunk is reversed, not the whole input (1.36x on rows of 16384; slower on rows of
+    # 1024, and after the Transpose of a leading axis, H200).
     if "two_stage" in options:
         rows, reduced = _rows_and_length(desc)
         wide_integers = desc.tensor("InputTensor").data_type in (dtypes.INT64, dtypes.UINT64)
         reversed_search = op != "ACTIVATION_HARDMAX1" and desc["AxisDirection"] == "DECREASING"
-        if reversed_search and not TARGETS[target].argmax_select_last and reduced >= 4096:
+        if reversed_search and trailing and contiguous and not TARGETS[target].argmax_select_last and reduced >= 4096:
             return "two_stage"
         if (rows == 1 and reduced >= 2**18) or wide_integers:
             return "two_stage"

@@ -90,13 +90,16 @@ def test_choice_rule_picks_measured_winners() -> None:
     assert choose("ARGMAX", argmax_fields([4096, 16384], [0, 1])) == "two_stage"
     assert choose("ACTIVATION_HARDMAX1", softmax([4096, 16384], [0, 1])) == "two_stage"
     assert choose("ARGMAX", argmax_fields([16, 2**22], [1])) == "in_place"
+    # axes in two runs: a one-hot per run, multiplied in place (1.1x)
+    assert choose("ACTIVATION_HARDMAX1", softmax([256, 1024, 256], [2, 0])) == "one_hot_product"
     int64 = argmax_fields([4096, 16384], [1])
     int64["InputTensor"]["DataType"] = "INT64"
     assert choose("ARGMAX", int64) == "two_stage"  # the digit-by-digit ranking, on shorter rows
     # the last maximum without select_last_index: only the chosen chunk is reversed
     last = argmax_fields([4096, 16384], [1]) | {"AxisDirection": "DECREASING"}
     assert choose("ARGMAX", last) == "two_stage"
-    assert choose("ARGMIN", argmax_fields([4096, 16384], [0]) | {"AxisDirection": "DECREASING"}) == "two_stage"
+    assert choose("ARGMIN", argmax_fields([4, 64, 1024], [1, 2]) | {"AxisDirection": "DECREASING"}) == "two_stage"
+    assert choose("ARGMAX", argmax_fields([4096, 16384], [0]) | {"AxisDirection": "DECREASING"}) == "last_axis"
     assert choose("ARGMAX", argmax_fields([16384, 1024], [1]) | {"AxisDirection": "DECREASING"}) == "in_place"
     assert choose("ARGMAX", last, "dml") == "in_place"  # DirectML has select_last_index
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [1]), "cpu") == "in_place"  # not measured there
