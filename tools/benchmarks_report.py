@@ -24,47 +24,60 @@ their numbers, are in [patterns.md](patterns.md).
 - **LogSoftmax1 over the innermost axis: 64% on rows of 16384 (target met), PyTorch 1.25x faster;
   38% on rows of 1024 (PyTorch 2.6x faster).** The CUDA EP has two LogSoftmax kernels. On rows of
   more than 1024 elements (FLOAT16: more than 2048, or 1025-2048 with fewer than 8192 rows) a block
-  per row computes `(x - max) - log(sum)`, which is exact, and the `cuda` target now uses it alone.
+  per row computes `(x - max) - log(sum)`, which is exact, and the `cuda` target uses it alone.
   Each row is read three times, where PyTorch's kernel keeps the row in shared memory. On shorter
   rows a warp per row computes `x - (max + log(sum))`, which is 2e-3 off in FLOAT32 once |max| is 5e4.
   There the lowering finds the max first (ArgMax + GatherElements, 4x faster than ReduceMax) and
-  subtracts it: two more passes. `tests/test_log_softmax_kernels.py` checks both sides of that bound
-  on the GPU. To close the gap, the warp kernel needs PyTorch's order of operations.
-- **LogSoftmax1 over a few long rows (4 rows of 16M: 1%; 16 rows of 4M: 5%; PyTorch 1.9x faster).**
-  The block-per-row kernel has one block per row. The EP's reductions over a few long rows are
-  slower still (2 GB/s for 16 rows), although over a single row they are fast (the chain reaches 796
-  GB/s over all 64M elements, as fast as PyTorch). To close the gap, the EP needs a split-row
-  softmax.
+  subtracts it: two more passes. A -inf column appended to move such rows to the exact kernel (Pad,
+  LogSoftmax, Slice) was slower (856 GB/s). `tests/test_log_softmax_kernels.py` checks both sides of
+  the bound on the GPU. To close the gap, the warp kernel needs PyTorch's order of operations.
+- **LogSoftmax1 over a few long rows (4 or 16 rows: 17%, 1.8-6.8x PyTorch; 64 rows: 18%, PyTorch
+  1.7x faster; 256 rows: 47%, PyTorch 1.1x faster).** The EP's kernel runs one block per row, about
+  13 GB/s each: 51 GB/s for 4 rows of 16M. Its one-step reductions over a few long rows are slower
+  still (2 GB/s for 16 rows of 4M). `chunked_chain` cuts each row into chunks of up to 65536: every
+  reduction runs over the chunks first, then over their results (the chunk's maximum by ArgMax +
+  GatherElements). It reaches about 665 GB/s for any row count, and the rule takes it below 48 rows;
+  from 64 rows on the EP's kernel is as fast or faster. It reads the input four times and writes
+  three intermediates. To close the gap, the EP needs a split-row softmax.
 - **LogSoftmax1 over leading, middle and several axes (25-30%, 1.4-10x PyTorch).** The EP's kernel
   moves an outer axis last with its own Transpose and moves it back afterwards: the two transposes
-  cost as much as the softmax. Moving the axes with our own Transpose (`last_axis`) is no faster
-  (904 against 1152 GB/s on a leading axis). On rows of 1024 the exact kernel is not available, and
-  the reduction chain (17%) is the fastest.
-- **ArgMax over a leading or middle axis (30-31%; PyTorch 1.8x faster). Hardmax1 there: 46-47%,
+  cost as much as the softmax. Moving the axes with our own Transpose (`last_axis`) is no faster.
+  Reductions over an outer axis run at 550-830 GB/s on the CUDA EP (cuDNN), so a chain of them is
+  slower too. On rows of 1024 the exact kernel is not available, and the reduction chain (17%) is
+  the fastest.
+- **ArgMax over a leading or middle axis (30-31%; PyTorch 1.8x faster). Hardmax1 there: 46-48%,
   target met, PyTorch 1.5x faster.** The CUDA EP's ArgMax over an outer axis reaches about 470 GB/s
   (and answers 2**31 - 1 for a slice of -inf only, which the lowerings guard). `last_axis` moves the
   axis last with a Transpose and a merging Reshape, and ArgMax then runs on the innermost axis: 2.5x
   faster. Without that Reshape, ONNX Runtime's transpose optimizer moves the Transpose behind the
-  ArgMax again. The Transpose is a full extra read and write. A two-stage MaxPool with Indices was a
-  little slower (1100 GB/s). To close the gap, ONNX Runtime needs a strided ArgMax kernel. On
-  DirectML, the `dml` target maps straight to DML_ARGMAX and DML_ACTIVATION_HARDMAX.
-- **ArgMax and Hardmax1 over one long row (all axes: ArgMax 73%, 0.96x PyTorch; Hardmax1 47%, 0.54x).**
+  ArgMax again. The Transpose is a full extra read and write. Two stages without a Transpose do not
+  help: ArgMax or ReduceMax over chunks of 4-64 along the outer axis reach only 430-830 GB/s, and a
+  two-stage MaxPool with Indices 1100. To close the gap, ONNX Runtime needs a strided ArgMax kernel.
+  On DirectML, the `dml` target maps straight to DML_ARGMAX and DML_ACTIVATION_HARDMAX.
+- **ArgMax and Hardmax1 over one long row (all axes: ArgMax 71%, 0.95x PyTorch; Hardmax1 47%, 0.54x).**
   The EP's ArgMax over a single 64M row reaches 45%. `two_stage` cuts the row into chunks, takes each
   chunk's extreme, then the first chunk holding the overall one: 1.6x faster (1.2x for Hardmax1, whose
   OneHot then writes 64M elements). With 4 rows or more, one pass is already at full speed.
-- **Hardmax1 over several separate axes (31%, 0.82x PyTorch).** The axes are moved last with a
-  Transpose, and the one-hot is moved back with a second one: four of the six passes are transposes.
-- **ArgMax DECREASING (30% on the innermost axis, 1.27x PyTorch; 19% on a leading axis, 0.87x).** The
-  CUDA EP has no `select_last_index`, so the axis is reversed with a Slice first. That is an extra read
-  and write, and on a leading axis it comes on top of the Transpose.
-- **Integer ArgMax.** INT32 on the `cuda` target casts to DOUBLE: 773 GB/s, against 2745 for PyTorch.
-  INT64 is ranked by exact 22-bit FLOAT32 digits, because the CUDA EP has no integer ArgMax and its
-  TopK misorders ties (docs/gpu-report.md): 72 GB/s in one pass, 94 with `two_stage` (now chosen),
-  against 3405. To close the gap, ONNX Runtime needs an integer ArgMax kernel.
-- **OneHot with small depths (39-40% at depth 16, 62% at 256; 1.9-3.1x PyTorch).** With few outputs
-  per index, the EP's OneHot kernel (a memset, then one write per index) is bound by its scattered
-  writes, not by bandwidth. A Gather from a (depth + 1) x depth table of Off/On values, and Equal +
-  Where, were both slower. From depth 4096 on, OneHot reaches 75-78%.
+- **Hardmax1 over several separate axes (35%, just under the target; 0.90x PyTorch).** ArgMax needs the
+  axes moved last (a Transpose). `one_hot_product` then writes the output once, in place: one small
+  one-hot per run of axes, multiplied with broadcasting. That replaced a one-hot over the merged axes
+  and a second Transpose back (31%). The broadcast Mul of two broadcast inputs runs below the copy speed.
+- **ArgMax DECREASING (44% on rows of 16384, 1.84x PyTorch; 32% on rows of 1024, 1.34x; 19% on a
+  leading axis, 0.87x).** The CUDA EP has no `select_last_index`, so the search from the end needs the
+  values reversed. `two_stage` finds each chunk's maximum with a first-index ArgMax (its value is the
+  same), picks the last chunk holding the overall maximum, and reverses only that chunk: 1.35x faster
+  than reversing the whole input on rows of 16384 (the rule takes it from 4096 elements, over trailing
+  axes). On rows of 1024 the chunks are too short for the EP's ArgMax, and after the Transpose of a
+  leading axis `two_stage` was slower (608 against 741 GB/s) than reversing with a Slice.
+- **Integer ArgMax.** INT32 on the `cuda` target casts to DOUBLE: 772 GB/s, against 2800 for PyTorch;
+  the Cast and the DOUBLE ArgMax move 20 bytes per element. INT64 is ranked by exact 22-bit FLOAT32
+  digits, because the CUDA EP has no integer ArgMax and its TopK misorders ties (docs/gpu-report.md):
+  91 GB/s with `two_stage`, against 3400. To close the gap, ONNX Runtime needs an integer ArgMax kernel.
+- **OneHot with small depths (39-40% at depth 16, 61-62% at 256; 1.9-3.1x PyTorch).** With an Off
+  value of 0, the EP's OneHot kernel clears the output (a memset) and then writes one value per index;
+  those scattered writes, not the bandwidth, bound it at small depths. A Gather from a (depth + 1) x
+  depth table of Off/On values, and Equal + Where, were both slower. From depth 4096 on, OneHot reaches
+  75-78%.
 - **MVN per channel in FLOAT16 (0.86x PyTorch).** LayerNormalization in FLOAT16 takes longer than in
   FLOAT32 for the same element count on the CUDA EP (0.34 against 0.29 ms at 64M). Computing in
   FLOAT32 adds two casts, which cost more; InstanceNormalization is half as fast.
@@ -74,14 +87,14 @@ their numbers, are in [patterns.md](patterns.md).
   input three times (23% without Scale/Bias, 3.4x PyTorch), and Scale, Bias and the activation add
   three more passes. Applying the statistics, Scale and Bias per (n, c) with BatchNormalization or a
   depthwise Conv (with Relu fused) was slower per channel. Across channels with Scale/Bias/Relu it was
-  30% faster (683 against 525 GB/s), still far from 40%, and is not adopted. A fused kernel, or
-  DirectML's own MVN operator, would close these."""
+  30% faster (683 against 525 GB/s), still far from 40%, and is not adopted: it needs
+  LayerNormalization's optional Mean and InvStdDev outputs, which the DirectML EP's support of we
+  cannot check here. A fused kernel, or DirectML's own MVN operator, would close these."""
 
 
 # Said of the run in benchmarks/results that this page shows.
 NOTES = [
-    "- After this run, INT64 ArgMax was switched to `two_stage`, the fastest here (1.3x); the other two "
-    "cases above are within the run-to-run noise of small sizes.",
+    "- LOG_SOFTMAX1 leading-1M (2% slower than in_place) is within the run-to-run noise of that size.",
 ]
 
 

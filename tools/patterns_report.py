@@ -17,7 +17,10 @@ HEADER = """# Raw ONNX patterns tried on the CUDA execution provider
 onnxruntime-gpu {ort}, CPU fallback disabled, io binding, median of 20 runs. Each output is checked
 against numpy. "ties" runs the ArgMax patterns again on small data with many ties, a slice of -inf, a
 slice of +inf, NaN and large equal values: "no" there comes from NaN (every pattern, as ONNX Runtime's
-own ArgMax, ranks NaN differently from numpy, which dml2onnx leaves unspecified) unless said otherwise.
+own ArgMax, ranks NaN differently from numpy, which dml2onnx leaves unspecified) unless said otherwise:
+the R3 "two stages" over an outer axis answer 2**31 - 1 (plus the chunk's offset) for the column of
+-inf, the outer-axis ArgMax quirk below. R3 is the third round: chunked stages (not adopted for outer
+axes; adopted as `two_stage` for DECREASING and as `chunked_chain` for a few long rows).
 The patterns that won became candidates in `dml2onnx/choices.py`; docs/benchmarks.md times those.
 
 Sources: {sources}.
