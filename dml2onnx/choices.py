@@ -149,7 +149,7 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
         reversed_search = op != "ACTIVATION_HARDMAX1" and desc["AxisDirection"] == "DECREASING"
         if reversed_search and trailing and contiguous and not TARGETS[target].argmax_select_last and reduced >= 4096:
             return "two_stage"
-        if (rows == 1 and reduced >= 2**18) or wide_integers:
+        if (rows == 1 and reduced >= 2**18) or (wide_integers and trailing and contiguous):
             return "two_stage"
     if "one_hot_product" in options:
         # Axes in several runs: the output is written once in place, with no Transpose back.

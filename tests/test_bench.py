@@ -95,6 +95,9 @@ def test_choice_rule_picks_measured_winners() -> None:
     int64 = argmax_fields([4096, 16384], [1])
     int64["InputTensor"]["DataType"] = "INT64"
     assert choose("ARGMAX", int64) == "two_stage"  # the digit-by-digit ranking, on shorter rows
+    int64_leading = argmax_fields([4096, 16384], [0])
+    int64_leading["InputTensor"]["DataType"] = "INT64"
+    assert choose("ARGMAX", int64_leading) == "last_axis"  # measured over trailing axes only
     # the last maximum without select_last_index: only the chosen chunk is reversed
     last = argmax_fields([4096, 16384], [1]) | {"AxisDirection": "DECREASING"}
     assert choose("ARGMAX", last) == "two_stage"
