@@ -4,6 +4,7 @@ newest table allows (ARGMAX/ARGMIN with every output type), the axis patterns of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -29,8 +30,9 @@ def float_input(
         return float_data(rng, shape, dtype, mode)
     big = 60000.0 if dtype == np.float16 else 1e15
     if function == "MULTIPLY":
-        if mode == "random":
-            return (rng.choice([-1, 1], size=shape) * rng.uniform(0.5, 2, size=shape)).astype(dtype)
+        if mode == "random":  # |x| in [2**-k, 2**k] with k * size <= 100 (FLOAT16: 12): no partial product of any order overflows
+            k = min(1.0, (12 if dtype == np.float16 else 100) / max(1, math.prod(shape)))
+            return (rng.choice([-1, 1], size=shape) * np.exp2(rng.uniform(-k, k, size=shape))).astype(dtype)
         pool = [-2, -1, 1, 2] if mode == "ties" else [big, -big, 1000, -1000, 7, -1, 1]
         return rng.choice(np.array(pool), size=shape).astype(dtype)
     if mode == "extreme":
