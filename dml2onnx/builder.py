@@ -127,6 +127,13 @@ class GraphBuilder:
             return self.node(op, [x, self.i64(list(axes), f"{step}_axes")], step, doc, keepdims=int(keepdims))
         return self.node(op, [x], step, doc, axes=list(axes), keepdims=int(keepdims))
 
+    def remainder(self, x: str, divisor: str, step: str, doc: str) -> str:
+        """x - (x // divisor) * divisor, for non-negative integers: Mod by Div/Mul/Sub, since the
+        DirectML EP registers no Mod for 64-bit integers (dml_ep_registry)."""
+        quotient = self.node("Div", [x, divisor], f"{step}_quotient", "x // divisor")
+        multiple = self.node("Mul", [quotient, divisor], f"{step}_multiple", "(x // divisor) * divisor")
+        return self.node("Sub", [x, multiple], step, doc)
+
     def scalar(self, value: float | int, dtype: dtypes.DataType, step: str) -> str:
         return self.const(np.asarray(value, dtype=dtype.numpy), step)
 

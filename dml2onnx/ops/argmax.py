@@ -206,9 +206,7 @@ def _integer_first_max(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: in
         digit = high
         if n > 0:  # drop the bits above this digit: high - (high >> 22 << 22)
             width = b.scalar(2**_DIGIT_BITS, dtypes.UINT64, f"width{shift}")
-            above = b.node("Div", [high, width], f"above{shift}", "the higher digits")
-            back = b.node("Mul", [above, width], f"above_back{shift}", "the higher digits in place")
-            digit = b.node("Sub", [high, back], f"digit{shift}", f"bits {shift}..{shift + _DIGIT_BITS - 1}")
+            digit = b.remainder(high, width, f"digit{shift}", f"bits {shift}..{shift + _DIGIT_BITS - 1}")
         value = b.cast(digit, dtypes.FLOAT32, f"digit{shift}_f32", "a 22-bit digit is exact in FLOAT32")
         if candidates is not None:  # positions that lost on a higher digit rank below every digit
             value = b.node(

@@ -73,28 +73,26 @@ def _one_hot_product(desc: OperatorDesc, b: GraphBuilder, x_in: str) -> str:
     axes = reduced_axes(desc)
     plan = common.JointAxes(x.sizes, axes)  # the runs are apart: Transpose, then (kept, reduced)
     index = argmax.plan_index(b, plan, plan.merge(b, x_in), x.data_type, False, False)
+    runs = axis_runs(axes)
+    assert len(runs) > 1, "one_hot_product applies only to axes in several runs (choices.available)"
     stride = plan.reduced_size
-    y: str | None = None
-    for n, run in enumerate(axis_runs(axes)):
+    y = ""
+    for n, run in enumerate(runs):
         size = math.prod(x.sizes[a] for a in run)
         stride //= size
         part = index
         if stride > 1:  # drop the later runs' coordinates
             part = b.node("Div", [part, b.scalar(stride, dtypes.INT64, f"stride{n}")], f"run{n}_high", f"index // {stride}")
-        if n > 0:  # drop the earlier runs' coordinates: part - (part // size) * size (no Mod on every EP)
+        if n > 0:  # drop the earlier runs' coordinates
             size_value = b.scalar(size, dtypes.INT64, f"size{n}")
-            above = b.node(
-                "Mul", [b.node("Div", [part, size_value], f"run{n}_above", "earlier runs"), size_value], f"run{n}_back", ""
-            )
-            part = b.node("Sub", [part, above], f"run{n}_index", f"the index within axes {list(run)}")
+            part = b.remainder(part, size_value, f"run{n}_index", f"the index within axes {list(run)}")
         before = math.prod(s for a, s in enumerate(x.sizes) if a < run[0] and a not in axes)
         after = math.prod(s for a, s in enumerate(x.sizes) if a > run[-1] and a not in axes)
         part = b.reshape(part, (before, after), f"run{n}_rows", "the kept elements before and after the run")
         hot = one_hot_01(b, part, size, 1, x.data_type)
         sizes = [s if a not in axes or a in run else 1 for a, s in enumerate(x.sizes)]
         hot = b.reshape(hot, sizes, f"run{n}_layout", f"the one-hot of axes {list(run)} in the input's layout")
-        y = hot if y is None else b.node("Mul", [y, hot], f"product{n}", "1 only where every run's one-hot is 1")
-    assert y is not None and len(axis_runs(axes)) > 1, "one_hot_product applies only to axes in several runs"
+        y = b.node("Mul", [y, hot], f"product{n}", "1 only where every run's one-hot is 1") if y else hot
     return y
 
 

@@ -109,14 +109,14 @@ def chain_split(desc: OperatorDesc) -> tuple[int, int] | None:
 def _chunked_chain(desc: OperatorDesc, b: GraphBuilder, x_in: str) -> str:
     """The reduction chain over the merged trailing axes cut into chunks (chain_split)."""
     x = desc.tensor("InputTensor")
-    plan = common.JointAxes(x.sizes, hardmax1.reduced_axes(desc))
     found = chain_split(desc)
     assert found is not None, "chunked_chain applies only where the row splits (choices.available)"
     chunks, length = found
-    rows = plan.merged_shape[:-1]
-    v = b.reshape(plan.merge(b, x_in), (*rows, chunks, length), "chunks", f"each row as {chunks} chunks of {length}")
+    # The axes are trailing and contiguous: one Reshape merges and cuts them, one puts them back.
+    rows = common.JointAxes(x.sizes, hardmax1.reduced_axes(desc)).merged_shape[:-1]
+    v = b.reshape(x_in, (*rows, chunks, length), "chunks", f"each row as {chunks} chunks of {length}")
     y = _reduce_chain(b, v, [len(rows), len(rows) + 1], x.data_type, length)
-    return plan.unmerge(b, b.reshape(y, plan.merged_shape, "unchunk", "the chunks as one row again"))
+    return b.reshape(y, x.sizes, "unchunk", "the chunks as the input's axes again")
 
 
 def centered_reference(desc: OperatorDesc, x: np.ndarray) -> tuple[np.ndarray, common.JointAxes]:
