@@ -712,6 +712,45 @@ def round3(quick: bool) -> Iterator[Experiment]:
     yield from padded_log_softmax_patterns(short)
 
 
+# ---------------------------------------------------------------- round 4: one long one-hot row
+
+
+def one_hot_row_patterns(length: int, rows: int) -> Iterator[Experiment]:
+    """Hardmax1 over every axis ends in a one-hot of one index over the whole tensor: OneHot of one
+    index with depth `length`, against the same output as `rows` rows with one valid index (the
+    others out of range: all off)."""
+    rng = np.random.default_rng(11)
+    at = int(rng.integers(0, length))
+    width = length // rows
+    one = {"i": np.array([at], np.int32)}
+    spread = np.full((rows, 1), width, np.int32)  # out of range: a row of zeros
+    spread[at // width, 0] = at % width
+    valid = rng.integers(0, width, size=(rows, 1)).astype(np.int32)
+    off_on = np.array([0, 1], np.float32)
+
+    def flat_ref(v: dict[str, np.ndarray]) -> np.ndarray:
+        y = np.zeros((1, length), np.float32)
+        y[0, at] = 1
+        return y
+
+    def rows_ref(v: dict[str, np.ndarray]) -> np.ndarray:
+        i = v["i"].reshape(-1)
+        y = np.zeros((rows, width), np.float32)
+        ok = i < width
+        y[np.arange(rows)[ok], i[ok]] = 1
+        return y
+
+    def one_hot(depth: int) -> Callable[[Graph], str]:
+        return lambda g: g.op("OneHot", ["i", g.const(depth, np.int32), g.const(off_on, np.float32)], axis=1)
+
+    group = f"R4 ONE_HOT one index in {length}"
+    yield Experiment(f"{group}: OneHot of one index, depth {length}", group, one_hot(length), one, flat_ref)
+    name = f"{group}: OneHot over {rows} rows of {width}, one index valid"
+    yield Experiment(name, group, one_hot(width), {"i": spread}, rows_ref)
+    name = f"{group}: OneHot over {rows} rows of {width}, every index valid"
+    yield Experiment(name, group, one_hot(width), {"i": valid}, rows_ref)
+
+
 def experiments(quick: bool) -> Iterator[Experiment]:
     rng = np.random.default_rng(0)
     r, w = (1024, 4096) if quick else (4096, 16384)
@@ -734,6 +773,7 @@ def experiments(quick: bool) -> Iterator[Experiment]:
         for extras in (False, True):
             yield from mvn_patterns(xm, cross, extras)
     yield from round3(quick)
+    yield from one_hot_row_patterns(2**22 if quick else 2**26, 1024 if quick else 4096)
 
 
 def main() -> None:

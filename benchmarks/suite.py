@@ -139,7 +139,7 @@ def reduce_cases(quick: bool) -> Iterator[Case]:
                 {"InputTensor": x},
                 torch_argmax,
             )
-    for itype in ("INT32", "INT64"):
+    for itype, direction in (("INT32", "INCREASING"), ("INT64", "INCREASING"), ("INT64", "DECREASING")):
         shape = SIZES["16M"] if quick else SIZES["64M"]
         x = rng.integers(-1000, 1000, size=shape).astype(itype.lower())
         afields = {
@@ -147,15 +147,20 @@ def reduce_cases(quick: bool) -> Iterator[Case]:
             "OutputTensor": t("INT64", [shape[0], 1]),
             "AxisCount": 1,
             "Axes": [1],
-            "AxisDirection": "INCREASING",
+            "AxisDirection": direction,
         }
+
+        def torch_int_argmax(v: dict[str, Any], last: bool = direction == "DECREASING") -> Any:
+            x = v["InputTensor"]
+            return x.shape[1] - 1 - x.flip(1).argmax(1, keepdim=True) if last else x.argmax(1, keepdim=True)
+
         yield Case(
-            f"ARGMAX trailing-{'16M' if quick else '64M'}-{itype.lower()}",
+            f"ARGMAX trailing-{'16M' if quick else '64M'}-{itype.lower()}" + (" DECREASING" if direction == "DECREASING" else ""),
             "ARGMAX integers",
             x.size,
             desc("ARGMAX", afields),
             {"InputTensor": x},
-            lambda v: v["InputTensor"].argmax(1, keepdim=True),
+            torch_int_argmax,
         )
 
 

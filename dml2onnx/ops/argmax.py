@@ -154,6 +154,8 @@ def arg_index(
     elif b.target.argmax_double and dtype.size == 4:  # 32-bit integers are exact in DOUBLE
         x = b.cast(x, dtypes.FLOAT64, "to_double", f"{dtype} values are exact in FLOAT64")
         index = b.node(op, [x], step, f"index of the first {extreme}", axis=axis, keepdims=1, select_last_index=0)
+    elif b.target.argmax_double:
+        index = _wide_integer_first(b, x, dtype, axis, minimum)
     else:
         index = _integer_first_max(b, x, dtype, axis, minimum)
     if last:
@@ -170,6 +172,43 @@ def _outer_axis_guard(b: GraphBuilder, index: str, dtype: dtypes.DataType, size:
         return index
     inside = b.node("Less", [index, b.scalar(size, dtypes.INT64, "size")], "in_range", "a valid index (not 2**31 - 1)")
     return b.node("Where", [inside, index, b.scalar(0, dtypes.INT64, "first")], "guarded", "all -inf (ArgMin: +inf): the first")
+
+
+# DOUBLE rounds a 64-bit integer by at most 2**11 (INT64) or 2**12 (UINT64): two values that round
+# alike are at most 2**12 apart.
+_ROUNDING_SPAN = 2**12
+
+
+def _wide_integer_first(b: GraphBuilder, x: str, dtype: dtypes.DataType, axis: int, minimum: bool) -> str:
+    """First maximum (or with `minimum`, minimum) of INT64/UINT64 along `axis`, exactly, where the
+    target runs ArgMax on DOUBLE (the CUDA EP, which has no integer ArgMax).
+
+    Rounding to DOUBLE keeps the order but may merge neighbours, so ArgMax on a DOUBLE copy finds a
+    value, `base`, that rounds like the true extreme and is at most _ROUNDING_SPAN from it. Every
+    value is then measured from an edge one step beyond `base` (values beyond the edge, which
+    cannot be the extreme, are clamped to it; the edge saturates at the type's limit, so nothing
+    overflows): integers in [0, _ROUNDING_SPAN + 1], exact in FLOAT32, larger for larger values
+    (for `minimum`, for smaller ones), and `base`'s is above the clamped ones. ArgMax over these
+    distances picks the first extreme. Six passes, where the 22-bit digits (_integer_first_max)
+    take about twenty."""
+    info = np.iinfo(dtype.numpy)
+    rounded = b.cast(x, dtypes.FLOAT64, "to_double", "rounded to DOUBLE: the same order, neighbours may tie")
+    op = "ArgMin" if minimum else "ArgMax"
+    near = b.node(op, [rounded], "near", "a position that rounds like the extreme", axis=axis, keepdims=1, select_last_index=0)
+    base = b.node("GatherElements", [x, near], "base", "its exact value", axis=axis)
+    one = b.scalar(1, dtype, "one")
+    if minimum:  # edge = min(base, max - 1) + 1; distance = edge - min(x, edge)
+        limit = b.scalar(int(info.max) - 1, dtype, "edge_limit")
+        edge = b.node("Add", [b.node("Min", [base, limit], "edge_low", "base, below the top"), one], "edge", "base + 1")
+        clamped = b.node("Min", [x, edge], "clamped", "values above the edge, at the edge")
+        distance = b.node("Sub", [edge, clamped], "distance", "how far below the edge: smaller values, larger")
+    else:  # edge = max(base, min + 1) - 1; distance = max(x, edge) - edge
+        limit = b.scalar(int(info.min) + 1, dtype, "edge_limit")
+        edge = b.node("Sub", [b.node("Max", [base, limit], "edge_high", "base, above the bottom"), one], "edge", "base - 1")
+        clamped = b.node("Max", [x, edge], "clamped", "values below the edge, at the edge")
+        distance = b.node("Sub", [clamped, edge], "distance", "how far above the edge: larger values, larger")
+    key = b.cast(distance, dtypes.FLOAT32, "distance_f32", "at most 2**12 + 1: exact in FLOAT32")
+    return b.node("ArgMax", [key], "argmax", "the first position of the extreme", axis=axis, keepdims=1, select_last_index=0)
 
 
 # 32/64-bit integers are ranked exactly in FLOAT32 by 22-bit digits of an unsigned order key.
