@@ -138,18 +138,20 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
             return "reduce_chain" if desc.tensor("InputTensor").data_type.name == "FLOAT32" else "in_place"
         return "in_place"
     # One long row: the EP's ArgMax reaches 45% of copy there (64M), but over its chunks the full
-    # innermost-axis speed (4 rows of 16M are already fast in one pass). 64-bit integers (ranked
-    # digit by digit, argmax.py): shorter rows make each digit's pass 1.3x faster. The last
+    # innermost-axis speed (4 rows of 16M are already fast in one pass). 64-bit integers ranked
+    # digit by digit (argmax.py; targets without DOUBLE ArgMax): shorter rows make each digit's
+    # pass 1.3x faster; ranked from a DOUBLE ArgMax (`cuda`), one pass is as fast. The last
     # extreme (DECREASING) over trailing axes, where the target has no select_last_index: only the
     # chosen chunk is reversed, not the whole input (1.36x on rows of 16384; slower on rows of
     # 1024, and after the Transpose of a leading axis, H200).
     if "two_stage" in options:
         rows, reduced = _rows_and_length(desc)
         wide_integers = desc.tensor("InputTensor").data_type in (dtypes.INT64, dtypes.UINT64)
+        by_digits = wide_integers and not TARGETS[target].argmax_double
         reversed_search = op != "ACTIVATION_HARDMAX1" and desc["AxisDirection"] == "DECREASING"
         if reversed_search and trailing and contiguous and not TARGETS[target].argmax_select_last and reduced >= 4096:
             return "two_stage"
-        if (rows == 1 and reduced >= 2**18) or (wide_integers and trailing and contiguous):
+        if (rows == 1 and reduced >= 2**18) or (by_digits and trailing and contiguous):
             return "two_stage"
     if "one_hot_product" in options:
         # Axes in several runs: the output is written once in place, with no Transpose back.

@@ -94,7 +94,9 @@ def test_choice_rule_picks_measured_winners() -> None:
     assert choose("ACTIVATION_HARDMAX1", softmax([256, 1024, 256], [2, 0])) == "one_hot_product"
     int64 = argmax_fields([4096, 16384], [1])
     int64["InputTensor"]["DataType"] = "INT64"
-    assert choose("ARGMAX", int64) == "two_stage"  # the digit-by-digit ranking, on shorter rows
+    assert choose("ARGMAX", int64, "portable") == "two_stage"  # the digit-by-digit ranking, on shorter rows
+    assert choose("ARGMAX", int64) == "in_place"  # ranked from a DOUBLE ArgMax: one pass is as fast
+    assert choose("ARGMAX", int64 | {"AxisDirection": "DECREASING"}) == "two_stage"  # only one chunk reversed
     int64_leading = argmax_fields([4096, 16384], [0])
     int64_leading["InputTensor"]["DataType"] = "INT64"
     assert choose("ARGMAX", int64_leading) == "last_axis"  # measured over trailing axes only

@@ -51,6 +51,8 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         y = b.node("Hardmax", [merged], "hardmax", "1 at the first maximum of the merged axis", axis=plan.axis)
         return plan.unmerge(b, y)
     index = argmax.plan_index(b, plan, merged, x.data_type, False, False)
+    if one_hot_on_last_axis_applies(x.sizes, axes):
+        return _one_hot_on_last_axis(b, index, x.sizes, axes, x.data_type)
     # The one-hot is written with the in-place plan (which moves only axes that are not
     # contiguous), even when the index was found with the axes moved last: no Transpose back.
     # The kept elements are in the same row-major order either way.
@@ -62,6 +64,42 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     if not kept:
         y = b.reshape(y, out.merged_shape, "from_row", "back from one row")
     return out.unmerge(b, y)
+
+
+# The one-hot along the last reduced axis needs an index per row of it: at this length or more,
+# those rows cost under 1% of the output's bytes.
+_ROW_ONE_HOT_MIN = 256
+
+
+def one_hot_on_last_axis_applies(sizes: tuple[int, ...], axes: tuple[int, ...]) -> bool:
+    """Several contiguous axes whose last one is long: the merged one-hot would need a Reshape
+    back to the output's shape, and a Reshape that ends a graph copies the whole output when the
+    caller binds its own output buffer (ONNX Runtime io binding)."""
+    return len(axes) > 1 and axes[-1] - axes[0] + 1 == len(axes) and sizes[axes[-1]] >= _ROW_ONE_HOT_MIN
+
+
+def _one_hot_on_last_axis(
+    b: GraphBuilder, index: str, sizes: tuple[int, ...], axes: tuple[int, ...], dtype: dtypes.DataType
+) -> str:
+    """The one-hot written straight in the output's shape: OneHot along the last reduced axis, of
+    an index per row of that axis (the other reduced axes are the rows' coordinates). The row
+    holding the maximum gets its position in the row; every other row gets `depth`, which is out
+    of range: a row of zeros."""
+    last, depth = axes[-1], sizes[axes[-1]]
+    rows = [1 if a in axes else s for a, s in enumerate(sizes)]  # the index per kept element
+    index = b.reshape(index, rows, "index_rows", "the index per kept element, 1 on the reduced axes")
+    depth_value = b.scalar(depth, dtypes.INT64, "row_length")
+    row = b.node("Div", [index, depth_value], "row", "the maximum's row: index // depth")
+    column = b.remainder(index, depth_value, "column", "the maximum's place in its row")
+    drop_last = [s for a, s in enumerate(rows) if a != last]
+    row = b.reshape(row, drop_last, "row_per_kept", "without the last reduced axis")
+    column = b.reshape(column, drop_last, "column_per_kept", "without the last reduced axis")
+    mid = [sizes[a] for a in axes[:-1]]
+    positions_shape = [sizes[a] if a in axes[:-1] else 1 for a in range(len(sizes)) if a != last]
+    positions = b.const(np.arange(math.prod(mid), dtype=np.int64).reshape(positions_shape), "row_numbers")
+    hit = b.node("Equal", [positions, row], "is_row", "the row holding the maximum")
+    per_row = b.node("Where", [hit, column, depth_value], "row_index", "its place there; elsewhere out of range")
+    return one_hot_01(b, per_row, depth, last, dtype)
 
 
 def _one_hot_product(desc: OperatorDesc, b: GraphBuilder, x_in: str) -> str:

@@ -77,11 +77,14 @@ def back_to_float16(b: GraphBuilder, y: str, dtype: dtypes.DataType) -> str:
     return b.cast(y, dtypes.FLOAT16, "to_float16", "the result in FLOAT16") if dtype == dtypes.FLOAT16 else y
 
 
-def _reduce_chain(b: GraphBuilder, x: str, axes: list[int], dtype: dtypes.DataType, chunk_length: int = 0) -> str:
+def _reduce_chain(b: GraphBuilder, x: str, axes: list[int], dtype: dtypes.DataType) -> str:
     """(x - max) - log(sum(exp(x - max)))."""
-    centered, _, total = exp_sum_chain(b, x, axes, dtype, chunk_length)
-    y = b.node("Sub", [centered, b.node("Log", [total], "log_sum", "log(sum)")], "log_softmax", "(x - max) - log(sum)")
-    return back_to_float16(b, y, dtype)
+    centered, _, total = exp_sum_chain(b, x, axes, dtype)
+    return _minus_log_sum(b, centered, b.node("Log", [total], "log_sum", "log(sum)"), dtype)
+
+
+def _minus_log_sum(b: GraphBuilder, centered: str, log_sum: str, dtype: dtypes.DataType) -> str:
+    return back_to_float16(b, b.node("Sub", [centered, log_sum], "log_softmax", "(x - max) - log(sum)"), dtype)
 
 
 # The chunked chain cuts rows into chunks of up to this many elements, and of at least
@@ -112,11 +115,16 @@ def _chunked_chain(desc: OperatorDesc, b: GraphBuilder, x_in: str) -> str:
     found = chain_split(desc)
     assert found is not None, "chunked_chain applies only where the row splits (choices.available)"
     chunks, length = found
-    # The axes are trailing and contiguous: one Reshape merges and cuts them, one puts them back.
+    # The axes are trailing and contiguous: one Reshape merges and cuts them. The last Sub runs in
+    # the input's shape: a Reshape that ends the graph copies the whole output when the caller
+    # binds its own output buffer (ONNX Runtime io binding); one inside the graph is free.
     rows = common.JointAxes(x.sizes, hardmax1.reduced_axes(desc)).merged_shape[:-1]
     v = b.reshape(x_in, (*rows, chunks, length), "chunks", f"each row as {chunks} chunks of {length}")
-    y = _reduce_chain(b, v, [len(rows), len(rows) + 1], x.data_type, length)
-    return b.reshape(y, x.sizes, "unchunk", "the chunks as the input's axes again")
+    centered, _, total = exp_sum_chain(b, v, [len(rows), len(rows) + 1], x.data_type, length)
+    centered = b.reshape(centered, x.sizes, "unchunk", "x - max in the input's shape")
+    ones = (1,) * (len(x.sizes) - len(rows))
+    log_sum = b.reshape(b.node("Log", [total], "log_sum", "log(sum)"), (*rows, *ones), "log_sum_rows", "one per row")
+    return _minus_log_sum(b, centered, log_sum, x.data_type)
 
 
 def centered_reference(desc: OperatorDesc, x: np.ndarray) -> tuple[np.ndarray, common.JointAxes]:
