@@ -122,9 +122,9 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
         if rows == 1 and reduced > 2**16:
             return "reduce_chain"
         # A few long rows: the EP's LogSoftmax runs a block per row (51 GB/s for 4 rows of 16M),
-        # and its one-step reductions are slower still; the chunked chain reaches 660 GB/s there.
-        # Each row's block gains about 13 GB/s: from about 48 rows on, that is as fast.
-        if rows < 48 and reduced >= 2**20 and "chunked_chain" in options:
+        # and its one-step reductions are slower still; the chunked chain reaches 790 GB/s there.
+        # Each row's block gains about 11-13 GB/s: 705 GB/s at 64 rows (chunked 801), 1754 at 256.
+        if rows <= 64 and reduced >= 2**20 and "chunked_chain" in options:
             return "chunked_chain"
         # Where the EP's own LogSoftmax is exact (long rows, targets.cuda_warp_softmax) it needs no
         # max subtracted first, and runs in one kernel.

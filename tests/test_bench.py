@@ -78,12 +78,13 @@ def test_choice_rule_picks_measured_winners() -> None:
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0]), "portable") == "reduce_chain"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([256, 1024, 256], [2, 0]), "portable") == "reduce_chain"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4096, 16384], [0, 1])) == "reduce_chain"  # one long row
-    # a few long rows: the one-step chain is slow, the chunked one is not; from about 48 rows on,
-    # the EP's kernel (a block per row) is as fast
+    # a few long rows: the one-step chain is slow, the chunked one is not; beyond 64 rows the
+    # EP's kernel (a block per row) is faster
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([16, 2**22], [1])) == "chunked_chain"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4, 2**24], [1], "FLOAT16"), "portable") == "chunked_chain"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4, 2**19], [1])) == "in_place"  # short enough
-    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([64, 2**20], [1])) == "in_place"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([64, 2**20], [1])) == "chunked_chain"
+    assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([128, 2**20], [1])) == "in_place"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([256, 2**18], [1])) == "in_place"
     assert choose("ACTIVATION_LOG_SOFTMAX1", softmax([4, 1048573], [1])) == "in_place"  # a prime: no chunks
     # ArgMax over one long row: per chunk first

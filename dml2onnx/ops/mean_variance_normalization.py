@@ -148,20 +148,36 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         if native:
             return _scale_bias_activation(desc, b, y, lambda name: inputs[name], False)
         return _scale_bias_activation(desc, b, y, f32, half)
-    return _scale_bias_activation(desc, b, _reduce_chain(desc, b, f32("InputTensor")), f32, half)
+    scale = f32("ScaleTensor") if _scale_folds(desc) else None
+    y = _reduce_chain(desc, b, f32("InputTensor"), scale)
+    return _scale_bias_activation(desc, b, y, f32, half, scaled=scale is not None)
 
 
-def _reduce_chain(desc: OperatorDesc, b: GraphBuilder, x: str) -> str:
+def _scale_folds(desc: OperatorDesc) -> bool:
+    """A Scale constant over the normalized axes makes Scale / std as small as std: one Mul then
+    applies both, one pass over the output fewer."""
+    scale = desc.optional_tensor("ScaleTensor")
+    return scale is not None and norm(desc).use_variance and all(scale.sizes[a] == 1 for a in axes(desc))
+
+
+def _reduce_chain(desc: OperatorDesc, b: GraphBuilder, x: str, scale: str | None = None) -> str:
+    """(x - mean) / sqrt(variance + Epsilon) (each part as the desc asks), times `scale` where
+    given (_scale_folds)."""
     n, ax = norm(desc), axes(desc)
     y = x
     if n.use_mean:
         mean = b.reduce("ReduceMean", x, ax, "mean", f"mean over axes {ax}")
         y = b.node("Sub", [x, mean], "centered", "x - mean")
     if n.use_variance:
-        square = b.node("Mul", [y, y], "squared", "(x - mean)^2" if n.use_mean else "x^2")
-        var = b.reduce("ReduceMean", square, ax, "variance", "mean of the squares")
+        # ReduceSumSquare reads y once; Mul + ReduceMean would write and read the squares too.
+        squares = b.reduce("ReduceSumSquare", y, ax, "sum_of_squares", "(x - mean)^2 summed" if n.use_mean else "x^2 summed")
+        count = b.scalar(spatial_size(desc, ax), dtypes.FLOAT32, "count")
+        var = b.node("Div", [squares, count], "variance", "mean of the squares")
         eps = b.node("Add", [var, b.scalar(desc["Epsilon"], dtypes.FLOAT32, "epsilon")], "plus_epsilon", "variance + Epsilon")
         std = b.node("Sqrt", [eps], "std", "sqrt(variance + Epsilon)")
+        if scale is not None:
+            factor = b.node("Div", [scale, std], "scale_over_std", "Scale / sqrt(variance + Epsilon), small")
+            return b.node("Mul", [y, factor], "normalized", "Scale * (x - mean) / sqrt(variance + Epsilon)")
         doc = "(x - mean) / sqrt(variance + Epsilon)" if n.use_mean else "x / sqrt(mean(x^2) + Epsilon)"
         y = b.node("Div", [y, std], "normalized", doc)
     return y
@@ -210,8 +226,10 @@ def _instance_norm(desc: OperatorDesc, b: GraphBuilder, f32: Callable[[str], str
     return b.cast(y, dtypes.FLOAT16, "to_float16", "result in FLOAT16") if half else y
 
 
-def _scale_bias_activation(desc: OperatorDesc, b: GraphBuilder, y: str, f32: Callable[[str], str], half: bool) -> str:
-    if desc.optional_tensor("ScaleTensor") is not None:
+def _scale_bias_activation(
+    desc: OperatorDesc, b: GraphBuilder, y: str, f32: Callable[[str], str], half: bool, scaled: bool = False
+) -> str:
+    if desc.optional_tensor("ScaleTensor") is not None and not scaled:
         y = b.node("Mul", [y, f32("ScaleTensor")], "scale", "Scale * ..., broadcast")
     if desc.optional_tensor("BiasTensor") is not None:
         y = b.node("Add", [y, f32("BiasTensor")], "bias", "... + Bias, broadcast")
