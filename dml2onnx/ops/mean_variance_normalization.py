@@ -169,10 +169,10 @@ def _reduce_chain(desc: OperatorDesc, b: GraphBuilder, x: str, scale: str | None
         mean = b.reduce("ReduceMean", x, ax, "mean", f"mean over axes {ax}")
         y = b.node("Sub", [x, mean], "centered", "x - mean")
     if n.use_variance:
-        # ReduceSumSquare reads y once; Mul + ReduceMean would write and read the squares too.
-        squares = b.reduce("ReduceSumSquare", y, ax, "sum_of_squares", "(x - mean)^2 summed" if n.use_mean else "x^2 summed")
-        count = b.scalar(spatial_size(desc, ax), dtypes.FLOAT32, "count")
-        var = b.node("Div", [squares, count], "variance", "mean of the squares")
+        # Mul + ReduceMean: ReduceSumSquare would skip writing the squares, but over a few long
+        # rows (cross-channel) the CUDA EP's is slower than the two (H200, docs/benchmarks.md).
+        square = b.node("Mul", [y, y], "squared", "(x - mean)^2" if n.use_mean else "x^2")
+        var = b.reduce("ReduceMean", square, ax, "variance", "mean of the squares")
         eps = b.node("Add", [var, b.scalar(desc["Epsilon"], dtypes.FLOAT32, "epsilon")], "plus_epsilon", "variance + Epsilon")
         std = b.node("Sqrt", [eps], "std", "sqrt(variance + Epsilon)")
         if scale is not None:
