@@ -31,14 +31,15 @@ their numbers, are in [patterns.md](patterns.md).
   subtracts it: two more passes. A -inf column appended to move such rows to the exact kernel (Pad,
   LogSoftmax, Slice) was slower (856 GB/s). `tests/test_log_softmax_kernels.py` checks both sides of
   the bound on the GPU. To close the gap, the warp kernel needs PyTorch's order of operations.
-- **LogSoftmax1 over a few long rows (4 or 16 rows: 17%, 1.8-6.8x PyTorch; 64 rows: 18%, PyTorch
-  1.7x faster; 256 rows: 47%, PyTorch 1.1x faster).** The EP's kernel runs one block per row, about
-  13 GB/s each: 51 GB/s for 4 rows of 16M. Its one-step reductions over a few long rows are slower
-  still (2 GB/s for 16 rows of 4M). `chunked_chain` cuts each row into chunks of up to 65536: every
-  reduction runs over the chunks first, then over their results (the chunk's maximum by ArgMax +
-  GatherElements). It reaches about 665 GB/s for any row count, and the rule takes it below 48 rows;
-  from 64 rows on the EP's kernel is as fast or faster. It reads the input four times and writes
-  three intermediates. To close the gap, the EP needs a split-row softmax.
+- **LogSoftmax1 over a few long rows (4, 16 or 64 rows: 20-21%, 1.5x PyTorch at 64 rows, 2.1-7.9x
+  at 4-16; 256 rows: 46%, PyTorch 1.1x faster).** The EP's kernel runs one block per row, about
+  11-13 GB/s each: 52 GB/s for 4 rows of 16M, 723 for 64 rows. Its one-step reductions over a few
+  long rows are slower still (2 GB/s for 16 rows of 4M). `chunked_chain` cuts each row into chunks
+  of up to 65536: every reduction runs over the chunks first, then over their results (the chunk's
+  maximum by ArgMax + GatherElements). It reaches about 800 GB/s for any row count (665 before its
+  last Sub was taken in the input's shape, below), and the rule takes it up to 64 rows; at 256 rows
+  the EP's kernel is 2.2x faster. It reads the input four times and writes three intermediates. To
+  close the gap, the EP needs a split-row softmax.
 - **LogSoftmax1 over leading, middle and several axes (25-30%, 1.4-10x PyTorch).** The EP's kernel
   moves an outer axis last with its own Transpose and moves it back afterwards: the two transposes
   cost as much as the softmax. Moving the axes with our own Transpose (`last_axis`) is no faster.
@@ -54,10 +55,18 @@ their numbers, are in [patterns.md](patterns.md).
   help: ArgMax or ReduceMax over chunks of 4-64 along the outer axis reach only 430-830 GB/s, and a
   two-stage MaxPool with Indices 1100. To close the gap, ONNX Runtime needs a strided ArgMax kernel.
   On DirectML, the `dml` target maps straight to DML_ARGMAX and DML_ACTIVATION_HARDMAX.
-- **ArgMax and Hardmax1 over one long row (all axes: ArgMax 71%, 0.95x PyTorch; Hardmax1 47%, 0.54x).**
+- **ArgMax and Hardmax1 over one long row (all axes: ArgMax 71%, 0.93x PyTorch; Hardmax1 76%, 0.88x).**
   The EP's ArgMax over a single 64M row reaches 45%. `two_stage` cuts the row into chunks, takes each
-  chunk's extreme, then the first chunk holding the overall one: 1.6x faster (1.2x for Hardmax1, whose
+  chunk's extreme, then the first chunk holding the overall one: 1.6x faster (1.3x for Hardmax1, whose
   OneHot then writes 64M elements). With 4 rows or more, one pass is already at full speed.
+- **A Reshape that ends a graph copies the output.** When the caller binds its own output buffer
+  (io binding, as here and in DirectML apps), ONNX Runtime's Reshape cannot alias it and copies the
+  whole tensor. Hardmax1 over every axis wrote a one-hot of the merged axis and reshaped it: 47%. A
+  OneHot of one index with depth 64M alone runs at 3470 GB/s (patterns.md, round 4), so the copy was
+  most of the time. Hardmax1 over several contiguous axes whose last is 256 long or more now writes
+  its one-hot along the last reduced axis, one index per row of it (out of range, a row of zeros,
+  except in the row holding the maximum): 76%. `chunked_chain` takes its last Sub in the input's
+  shape: 665 -> 800 GB/s.
 - **Hardmax1 over several separate axes (35%, just under the target; 0.90x PyTorch).** ArgMax needs the
   axes moved last (a Transpose). `one_hot_product` then writes the output once, in place: one small
   one-hot per run of axes, multiplied with broadcasting. That replaced a one-hot over the merged axes
@@ -69,10 +78,15 @@ their numbers, are in [patterns.md](patterns.md).
   than reversing the whole input on rows of 16384 (the rule takes it from 4096 elements, over trailing
   axes). On rows of 1024 the chunks are too short for the EP's ArgMax, and after the Transpose of a
   leading axis `two_stage` was slower (608 against 741 GB/s) than reversing with a Slice.
-- **Integer ArgMax.** INT32 on the `cuda` target casts to DOUBLE: 772 GB/s, against 2800 for PyTorch;
-  the Cast and the DOUBLE ArgMax move 20 bytes per element. INT64 is ranked by exact 22-bit FLOAT32
-  digits, because the CUDA EP has no integer ArgMax and its TopK misorders ties (docs/gpu-report.md):
-  91 GB/s with `two_stage`, against 3400. To close the gap, ONNX Runtime needs an integer ArgMax kernel.
+- **Integer ArgMax (INT32 27% of PyTorch, INT64 13%).** The CUDA EP has no integer ArgMax, and its
+  TopK misorders ties (docs/gpu-report.md). INT32 on the `cuda` target casts to DOUBLE: 772 GB/s,
+  against 2800 for PyTorch; the Cast and the DOUBLE ArgMax move 20 bytes per element. INT64 on the
+  `cuda` target: an ArgMax over a DOUBLE copy finds a value that rounds like the maximum (at most
+  2**12 from it); every value is clamped to one step beyond it and measured from there, which is
+  exact in FLOAT32, and a FLOAT32 ArgMax picks the first maximum. Six passes, 72 bytes per element:
+  450 GB/s (91 with the 22-bit digits of the last run, which the `portable` target still uses: it
+  has no DOUBLE ArgMax on DirectML). DECREASING: 385 GB/s with `two_stage`. To close the gap, ONNX
+  Runtime needs an integer ArgMax kernel.
 - **OneHot with small depths (39-40% at depth 16, 61-62% at 256; 1.9-3.1x PyTorch).** With an Off
   value of 0, the EP's OneHot kernel clears the output (a memset) and then writes one value per index;
   those scattered writes, not the bandwidth, bound it at small depths. A Gather from a (depth + 1) x
@@ -85,7 +99,12 @@ their numbers, are in [patterns.md](patterns.md).
   2.5x).** Per channel, InstanceNormalization applies Scale and Bias in its own kernel, but the
   activation is one more pass: ONNX Runtime fuses none. Across channels, the reduction chain reads the
   input three times (23% without Scale/Bias, 3.4x PyTorch), and Scale, Bias and the activation add
-  three more passes. Applying the statistics, Scale and Bias per (n, c) with BatchNormalization or a
+  three more passes. Where Scale is constant over the normalized axes, the chain now divides Scale by
+  the standard deviation (a small tensor) and applies both in one Mul: the per-channel chain with
+  Scale/Bias/Relu went from 427 to 494 GB/s, still behind InstanceNormalization (862). Across channels
+  Scale varies along C, a normalized axis, so nothing folds. ReduceSumSquare in place of Mul +
+  ReduceMean was measured no faster (875 against 877 GB/s across channels) and is not used. Applying
+  the statistics, Scale and Bias per (n, c) with BatchNormalization or a
   depthwise Conv (with Relu fused) was slower per channel. Across channels with Scale/Bias/Relu it was
   30% faster (683 against 525 GB/s), still far from 40%, and is not adopted: it needs
   LayerNormalization's optional Mean and InvStdDev outputs, which the DirectML EP's support of we
@@ -94,7 +113,8 @@ their numbers, are in [patterns.md](patterns.md).
 
 # Said of the run in benchmarks/results that this page shows.
 NOTES = [
-    "- LOG_SOFTMAX1 leading-1M (2% slower than in_place) is within the run-to-run noise of that size.",
+    "- LOG_SOFTMAX1 leading-64K and leading-1M (2-3% slower than in_place) are within the run-to-run noise"
+    " of those sizes.",
 ]
 
 

@@ -20,7 +20,10 @@ slice of +inf, NaN and large equal values: "no" there comes from NaN (every patt
 own ArgMax, ranks NaN differently from numpy, which dml2onnx leaves unspecified) unless said otherwise:
 the R3 "two stages" over an outer axis answer 2**31 - 1 (plus the chunk's offset) for the column of
 -inf, the outer-axis ArgMax quirk below. R3 is the third round: chunked stages (not adopted for outer
-axes; adopted as `two_stage` for DECREASING and as `chunked_chain` for a few long rows).
+axes; adopted as `two_stage` for DECREASING and as `chunked_chain` for a few long rows). R4, the
+fourth, times a one-hot of one index over 64M elements: as fast as a copy, so the 47% of Hardmax1
+over every axis came from the Reshape that followed it (adopted: a one-hot along the last reduced
+axis, docs/benchmarks.md).
 The patterns that won became candidates in `dml2onnx/choices.py`; docs/benchmarks.md times those.
 
 Sources: {sources}.
