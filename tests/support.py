@@ -116,12 +116,12 @@ def reinterpreting_model() -> dict[str, Any]:
     return argmax_model({"DataType": "INT32", "Sizes": [2]}, [1.0, 2.0], {"DataType": "UINT32", "Sizes": [1]}, [9], axis=0)
 
 
-def run_every_variant(ep: str, desc: OperatorDesc, x: np.ndarray) -> None:
-    """Every candidate lowering (choices.py) for the `portable` target and the EP's own, on `ep`,
-    against the reference within tolerances.py."""
+def run_every_variant(ep: str, desc: OperatorDesc, x: np.ndarray, targets: tuple[str, ...] | None = None) -> None:
+    """Every candidate lowering (choices.py) for `targets` (default: `portable` and the EP's own),
+    on `ep`, against the reference within tolerances.py (exact for integer outputs)."""
     want = ops.MODULES[desc.schema.name].reference(desc, {"InputTensor": x})
     tol = tolerances.tolerance(desc.schema.name, desc.tensor("OutputTensor").data_type, ep)
-    for target in ("portable", ep):
+    for target in targets or ("portable", ep):
         for variant in choices.available(desc, DEFAULT_OPSET):
             got = runtime.create(lowering.lower(desc, "t", target=target, variant=variant), "t", ep).run({"InputTensor": x})
             result = tolerances.compare(got, want, tol)

@@ -10,11 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dml2onnx import choices, lowering, ops, runtime
-from dml2onnx.builder import DEFAULT_OPSET
+from dml2onnx import lowering
 from dml2onnx.ops import argmax
 from strategies import SEEDS, axis_subsets, shapes
-from support import EPS, make_desc, tensor
+from support import EPS, make_desc, run_every_variant, tensor
 
 SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 TARGETS = ("cuda", "portable")
@@ -32,15 +31,6 @@ def arg_desc(op: str, dtype: str, shape: tuple[int, ...], axes: list[int], direc
             "AxisDirection": direction,
         },
     )
-
-
-def check_every_lowering(ep: str, desc: object, x: np.ndarray) -> None:
-    want = ops.MODULES[desc.schema.name].reference(desc, {"InputTensor": x})
-    for target in TARGETS:
-        for variant in choices.available(desc, DEFAULT_OPSET):
-            model = lowering.lower(desc, "t", target=target, variant=variant)
-            got = runtime.create(model, "t", ep).run({"InputTensor": x})
-            np.testing.assert_array_equal(got, want, err_msg=f"{target} {variant}")
 
 
 def clustered(rng: np.random.Generator, dtype: np.dtype, shape: tuple[int, ...], center: int, spread: int) -> np.ndarray:
@@ -80,7 +70,7 @@ def test_clusters_where_double_merges_neighbours(
     direction = data.draw(st.sampled_from(["INCREASING", "DECREASING"]))
     spread = data.draw(st.sampled_from([0, 3, 2**11, 2**12, 5000]))
     x = clustered(np.random.default_rng(seed), np_type, shape, data.draw(centers(np_type)), spread)
-    check_every_lowering(ep, arg_desc(op, dtype, shape, axes, direction), x)
+    run_every_variant(ep, arg_desc(op, dtype, shape, axes, direction), x, TARGETS)
 
 
 @EPS
@@ -99,7 +89,7 @@ def test_clusters_where_double_merges_neighbours(
 def test_neighbours_that_round_alike(ep: str, direction: str, dtype: str, values: list[int]) -> None:
     x = np.array(values, dtype=np.dtype(dtype.lower()))
     for op in ("ARGMAX", "ARGMIN"):
-        check_every_lowering(ep, arg_desc(op, dtype, x.shape, [0], direction), x)
+        run_every_variant(ep, arg_desc(op, dtype, x.shape, [0], direction), x, TARGETS)
 
 
 @EPS
@@ -111,7 +101,7 @@ def test_long_rows_through_two_stage(ep: str, op: str) -> None:
     x[0, [5, 9000]] = 2**62 + 4000  # tied maxima in two chunks
     x[1, [0, 16383]] = 2**62 - 1  # minima at both ends
     for direction in ("INCREASING", "DECREASING"):
-        check_every_lowering(ep, arg_desc(op, "INT64", x.shape, [1], direction), x)
+        run_every_variant(ep, arg_desc(op, "INT64", x.shape, [1], direction), x, TARGETS)
 
 
 def test_cuda_target_ranks_64_bit_integers_in_six_passes() -> None:

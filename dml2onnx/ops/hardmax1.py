@@ -86,17 +86,14 @@ def _one_hot_on_last_axis(
     holding the maximum gets its position in the row; every other row gets `depth`, which is out
     of range: a row of zeros."""
     last, depth = axes[-1], sizes[axes[-1]]
-    rows = [1 if a in axes else s for a, s in enumerate(sizes)]  # the index per kept element
-    index = b.reshape(index, rows, "index_rows", "the index per kept element, 1 on the reduced axes")
+    # the index per kept element, 1 on the reduced axes but the last, which OneHot inserts
+    kept = [1 if a in axes else s for a, s in enumerate(sizes) if a != last]
+    index = b.reshape(index, kept, "index_rows", "the index per kept element, 1 on the other reduced axes")
     depth_value = b.scalar(depth, dtypes.INT64, "row_length")
     row = b.node("Div", [index, depth_value], "row", "the maximum's row: index // depth")
     column = b.remainder(index, depth_value, "column", "the maximum's place in its row")
-    drop_last = [s for a, s in enumerate(rows) if a != last]
-    row = b.reshape(row, drop_last, "row_per_kept", "without the last reduced axis")
-    column = b.reshape(column, drop_last, "column_per_kept", "without the last reduced axis")
-    mid = [sizes[a] for a in axes[:-1]]
     positions_shape = [sizes[a] if a in axes[:-1] else 1 for a in range(len(sizes)) if a != last]
-    positions = b.const(np.arange(math.prod(mid), dtype=np.int64).reshape(positions_shape), "row_numbers")
+    positions = b.const(np.arange(math.prod(positions_shape), dtype=np.int64).reshape(positions_shape), "row_numbers")
     hit = b.node("Equal", [positions, row], "is_row", "the row holding the maximum")
     per_row = b.node("Where", [hit, column, depth_value], "row_index", "its place there; elsewhere out of range")
     return one_hot_01(b, per_row, depth, last, dtype)
