@@ -91,7 +91,8 @@ def session(model: onnx.ModelProto, config: dict[str, str]) -> Any:
     return ort.InferenceSession(model.SerializeToString(), so, providers=PROVIDER)
 
 
-def time_model(sess: Any, feeds: dict[str, np.ndarray], iterations: int) -> tuple[float, float, np.ndarray]:
+def bound_run(sess: Any, feeds: dict[str, np.ndarray]) -> tuple[Callable[[], None], Any]:
+    """One synchronized run with inputs and output on the device (io binding), and the binding."""
     import onnxruntime as ort
 
     binding = sess.io_binding()
@@ -99,15 +100,25 @@ def time_model(sess: Any, feeds: dict[str, np.ndarray], iterations: int) -> tupl
     for k, v in values.items():
         binding.bind_ortvalue_input(k, v)
     binding.bind_output("OutputTensor", DEVICE)
+
+    def run() -> None:
+        sess.run_with_iobinding(binding)
+        binding.synchronize_outputs()
+
+    run.values = values  # type: ignore[attr-defined]  # the inputs live as long as the closure
+    return run, binding
+
+
+def time_model(sess: Any, feeds: dict[str, np.ndarray], iterations: int) -> tuple[float, float, np.ndarray, Callable[[], None]]:
+    run, binding = bound_run(sess, feeds)
     samples = []
     for i in range(iterations + 3):
         start = time.perf_counter()
-        sess.run_with_iobinding(binding)
-        binding.synchronize_outputs()
+        run()
         if i >= 3:
             samples.append((time.perf_counter() - start) * 1e3)
     out = binding.copy_outputs_to_cpu()[0]
-    return statistics.median(samples), min(samples), out
+    return statistics.median(samples), min(samples), out, run
 
 
 def check(got: np.ndarray, want: np.ndarray, rtol: float) -> tuple[bool, float]:
@@ -751,6 +762,239 @@ def one_hot_row_patterns(length: int, rows: int) -> Iterator[Experiment]:
     yield Experiment(name, group, one_hot(width), {"i": valid}, rows_ref)
 
 
+# ---------------------------------------------------------------- round 5: values-only MaxPool chunks, TopK, MVN by IN
+
+
+def reversed_rows(g: Graph, t: str) -> str:
+    return g.op("Slice", [t, g.const([-1]), g.const([-(2**63)]), g.const([1]), g.const([-1])])
+
+
+def pooled_index(g: Graph, shape: tuple[int, int, int], k: int, last: bool) -> str:
+    """The first (last) maximum over axis 1 of x (B, R, W): a values-only MaxPool (cuDNN) over
+    chunks of k rows, the first (last) chunk holding the column's maximum by an innermost ArgMax
+    over the small transposed chunk maxima, then the first (last) maximum inside that chunk.
+    Output (B, 1, W), int64."""
+    bb, rr, ww = shape
+    n = rr // k
+    m = g.op("MaxPool", [g.op("Reshape", ["x", g.const([bb, 1, rr, ww])])], kernel_shape=[k, 1], strides=[k, 1])
+    mt = g.op("Reshape", [g.op("Transpose", [g.op("Reshape", [m, g.const([bb, n, ww])])], perm=[0, 2, 1]), g.const([bb * ww, n])])
+    if last:
+        mt = reversed_rows(g, mt)
+    chunk = g.op("ArgMax", [mt], axis=1, keepdims=1)  # [B*W, 1]
+    if last:
+        chunk = g.op("Sub", [g.const(n - 1), chunk])
+    start = g.op("Mul", [g.op("Reshape", [chunk, g.const([bb, 1, ww])]), g.const(k)])
+    rows = g.op("Add", [start, g.const(np.arange(k).reshape(1, k, 1))])  # [B, k, W]
+    part = g.op("GatherElements", [g.op("Reshape", ["x", g.const([bb, rr, ww])]), rows], axis=1)
+    pt = g.op("Reshape", [g.op("Transpose", [part], perm=[0, 2, 1]), g.const([bb * ww, k])])
+    if last:
+        pt = reversed_rows(g, pt)
+    within = g.op("ArgMax", [pt], axis=1, keepdims=1)
+    if last:
+        within = g.op("Sub", [g.const(k - 1), within])
+    return g.op("Reshape", [g.op("Add", [g.op("Mul", [chunk, g.const(k)]), within]), g.const([bb, 1, ww])])
+
+
+def finite_ties(shape: tuple[int, int, int], dtype: Any) -> np.ndarray:
+    """(B, R, W) with many ties and no NaN: one slice over R all -inf, one all equal."""
+    rng = np.random.default_rng(7)
+    t = np.round(rng.standard_normal(shape) * 2).astype(dtype)
+    if shape[2] > 1:
+        t[0, :, 0], t[0, :, 1] = -np.inf, 5
+    else:
+        t[0, :, 0], t[1, :, 0] = -np.inf, 5
+    return t
+
+
+def pooled_patterns(x: np.ndarray, tag: str, ties: np.ndarray, chunks: tuple[int, ...], hardmax: bool) -> Iterator[Experiment]:
+    """x (B, R, W) reduced over R."""
+
+    def first(v: dict[str, np.ndarray]) -> np.ndarray:
+        return first_argmax(v["x"], 1)
+
+    def last_ref(v: dict[str, np.ndarray]) -> np.ndarray:
+        a = v["x"]
+        return (a.shape[1] - 1 - np.argmax(a[:, ::-1], axis=1, keepdims=True)).astype(np.int64)
+
+    def pool_alone(k: int) -> Callable[[Graph], str]:
+        def build(g: Graph) -> str:
+            b2, r2, w2 = g.inputs["x"].shape
+            v4 = g.op("Reshape", ["x", g.const([b2, 1, r2, w2])])
+            return g.op("MaxPool", [v4], kernel_shape=[k, 1], strides=[k, 1])
+
+        return build
+
+    def index(k: int, last: bool) -> Callable[[Graph], str]:
+        return lambda g: pooled_index(g, g.inputs["x"].shape, k, last)
+
+    def hot(k: int) -> Callable[[Graph], str]:
+        def build(g: Graph) -> str:
+            b2, r2, w2 = g.inputs["x"].shape
+            index = g.op("Reshape", [pooled_index(g, (b2, r2, w2), k, False), g.const([b2, w2])])
+            i = g.op("Cast", [index], to=TensorProto.INT32)
+            return g.op("OneHot", [i, g.const(r2, np.int32), g.const([0, 1], x.dtype)], axis=1)
+
+        return build
+
+    def hot_ref(v: dict[str, np.ndarray]) -> np.ndarray:
+        out = np.zeros_like(v["x"])
+        np.put_along_axis(out, first_argmax(v["x"], 1), 1, axis=1)
+        return out
+
+    group = f"R5 ARGMAX {tag}"
+    for k in chunks:
+        pooled_ref = lambda v, k=k: v["x"].reshape(v["x"].shape[0], 1, -1, k, v["x"].shape[2]).max(axis=3)  # noqa: E731
+        yield Experiment(f"{group}: MaxPool values over chunks of {k} (alone)", group, pool_alone(k), {"x": x}, pooled_ref)
+        yield Experiment(f"{group}: pooled chunks of {k}", group, index(k, False), {"x": x}, first, tie_inputs={"x": ties})
+        name = f"{group}: pooled chunks of {k}, DECREASING"
+        yield Experiment(name, group, index(k, True), {"x": x}, last_ref, tie_inputs={"x": ties})
+        if hardmax:
+            yield Experiment(f"R5 HARDMAX1 {tag}: pooled chunks of {k} + OneHot", f"R5 HARDMAX1 {tag}", hot(k), {"x": x}, hot_ref)
+
+
+def topk_patterns(rows: int, length: int) -> Iterator[Experiment]:
+    """The first maximum of each row by TopK(k=1) (ties: the lower index first, by the spec), for
+    the types the CUDA EP's ArgMax lacks; and INT32 by ReduceMax + Equal + Cast + ArgMax."""
+    rng = np.random.default_rng(13)
+    for dtype in (np.int32, np.int64, np.float32):
+        x = rng.integers(-(2**30), 2**30, size=(rows, length)).astype(dtype)
+        ties = rng.integers(0, 3, size=(64, 1000)).astype(dtype)
+        if dtype != np.float32:
+            ties[5, :] = np.iinfo(dtype).min
+            ties[6, 7::9] = np.iinfo(dtype).max
+        ref = lambda v: np.argmax(v["x"], axis=1, keepdims=True).astype(np.int64)  # noqa: E731
+
+        def topk(g: Graph) -> str:
+            return g.op("TopK", ["x", g.const([1])], outputs=2, axis=1)[1]
+
+        def equal_cast(g: Graph) -> str:
+            top = g.op("ReduceMax", ["x"], axes=[1], keepdims=1)
+            hit = g.op("Cast", [g.op("Equal", ["x", top])], to=TensorProto.FLOAT)
+            return g.op("ArgMax", [hit], axis=1, keepdims=1)
+
+        def via_double(g: Graph) -> str:
+            return g.op("ArgMax", [g.op("Cast", ["x"], to=TensorProto.DOUBLE)], axis=1, keepdims=1)
+
+        group = f"R5 ARGMAX trailing {np.dtype(dtype).name}"
+        yield Experiment(f"{group}: TopK k=1", group, topk, {"x": x}, ref, tie_inputs={"x": ties})
+        if dtype == np.int32:
+            yield Experiment(f"{group}: ReduceMax+Equal+Cast+ArgMax", group, equal_cast, {"x": x}, ref, tie_inputs={"x": ties})
+            yield Experiment(f"{group}: Cast DOUBLE + ArgMax", group, via_double, {"x": x}, ref, tie_inputs={"x": ties})
+
+
+def mvn_cross_patterns(x: np.ndarray) -> Iterator[Experiment]:
+    """MVN across channels as InstanceNormalization over x viewed (1, N, C*H*W): N channels."""
+    n, c, h, w = x.shape
+    eps = 1e-5
+    rng = np.random.default_rng(3)
+    scale = rng.uniform(0.5, 2, (1, c, 1, 1)).astype(np.float32)
+    bias = rng.uniform(-1, 1, (1, c, 1, 1)).astype(np.float32)
+
+    def ref(v: dict[str, np.ndarray], extras: bool) -> np.ndarray:
+        d = v["x"].astype(np.float64)
+        d = d - d.mean(axis=(1, 2, 3), keepdims=True)
+        y = d / np.sqrt((d * d).mean(axis=(1, 2, 3), keepdims=True) + eps)
+        if extras:
+            y = np.maximum(y * v["s"] + v["b"], 0)
+        return y.astype(np.float32)
+
+    def normalized(g: Graph) -> str:
+        rows = g.op("Reshape", ["x", g.const([1, n, c * h * w])])
+        ones, zeros = g.const(np.ones(n), np.float32), g.const(np.zeros(n), np.float32)
+        return g.op("InstanceNormalization", [rows, ones, zeros], epsilon=eps)
+
+    def plain(g: Graph) -> str:
+        return g.op("Reshape", [normalized(g), g.const([n, c, h, w])])
+
+    def mul_add_relu(g: Graph) -> str:
+        y = g.op("Reshape", [normalized(g), g.const([n, c, h, w])])
+        return g.op("Relu", [g.op("Add", [g.op("Mul", [y, "s"]), "b"])])
+
+    def bn_relu(g: Graph) -> str:
+        bn_eps = 2.0**-16  # var + eps is exactly 1: BatchNormalization applies Scale and Bias alone
+        y = g.op("Reshape", [normalized(g), g.const([1, n * c, h, w])])
+        tile = lambda t: g.op("Reshape", [g.op("Expand", [t, g.const([n, c, 1, 1])]), g.const([n * c])])  # noqa: E731
+        zeros, ones = g.const(np.zeros(n * c), np.float32), g.const(np.full(n * c, 1 - bn_eps), np.float32)
+        y = g.op("BatchNormalization", [y, tile("s"), tile("b"), zeros, ones], epsilon=bn_eps)
+        return g.op("Reshape", [g.op("Relu", [y]), g.const([n, c, h, w])])
+
+    group = "R5 MVN cross"
+    alone, full = (lambda v: ref(v, False)), (lambda v: ref(v, True))
+    yield Experiment(f"{group}: InstanceNormalization over (1, N, CHW)", group, plain, {"x": x}, alone, rtol=5e-5)
+    inputs = {"x": x, "s": scale, "b": bias}
+    group += " +scale/bias/relu"
+    yield Experiment(f"{group}: IN over (1, N, CHW) +Mul/Add/Relu", group, mul_add_relu, inputs, full, rtol=5e-5)
+    yield Experiment(f"{group}: IN over (1, N, CHW) +BatchNormalization +Relu", group, bn_relu, inputs, full, rtol=5e-5)
+
+
+def round5(quick: bool) -> Iterator[Experiment]:
+    rng = np.random.default_rng(17)
+    r, w = (1024, 4096) if quick else (4096, 16384)
+    for dtype in (np.float32, np.float16):
+        x = rng.standard_normal((1, r, w)).astype(dtype)
+        name = np.dtype(dtype).name
+        ties = finite_ties((1, 256, 64), dtype)
+        yield from pooled_patterns(x, f"leading-{r}x{w}-{name}", ties, (16, 64, 256), dtype == np.float32)
+    mid = rng.standard_normal((16, 1024, 256) if quick else (64, 4096, 256)).astype(np.float32)
+    yield from pooled_patterns(mid, "middle-" + "x".join(map(str, mid.shape)), finite_ties((4, 256, 64), np.float32), (64,), True)
+    rows = rng.standard_normal((r, w, 1)).astype(np.float32)  # trailing: (rows, L, 1)
+    yield from pooled_patterns(rows, f"trailing-{r}x{w}", finite_ties((64, 1024, 1), np.float32), (128, 512), False)
+    yield from topk_patterns(r, w)
+    shape = (16, 64, 64, 64) if quick else (64, 64, 128, 128)
+    yield from mvn_cross_patterns(rng.standard_normal(shape).astype(np.float32) + 3)
+
+
+# ---------------------------------------------------------------- round 6: LogSoftmax on short rows, centred only when needed
+
+
+def guarded_log_softmax_patterns(rows: int, bound: float) -> Iterator[Experiment]:
+    """Rows of 1024: the CUDA EP's warp kernel computes x - (max + log(sum)), off by up to
+    ulp(|max| + 7) / 2; with every row's |max| <= `bound` that is within the tolerance, and the
+    max need not be subtracted first. An If on that condition (the max found by ArgMax +
+    GatherElements, as the centred lowering does anyway) picks the plain kernel or the centred one."""
+    rng = np.random.default_rng(19)
+    small = rng.standard_normal((rows, 1024)).astype(np.float32) * 3
+    large = (rng.standard_normal((rows, 1024)) * 30 + 5e4).astype(np.float32)
+
+    def ref(v: dict[str, np.ndarray]) -> np.ndarray:
+        s = v["x"].astype(np.float64)
+        s = s - s.max(axis=1, keepdims=True)
+        return (s - np.log(np.exp(s).sum(axis=1, keepdims=True))).astype(np.float32)
+
+    def row_max(g: Graph) -> str:
+        return g.op("GatherElements", ["x", g.op("ArgMax", ["x"], axis=1, keepdims=1)], axis=1)
+
+    def centred(g: Graph) -> str:
+        return g.op("LogSoftmax", [g.op("Sub", ["x", row_max(g)])], axis=1)
+
+    def guarded(g: Graph) -> str:
+        top = row_max(g)
+        largest = g.op("ReduceMax", [g.op("Abs", [top])], keepdims=0)
+        small_enough = g.op("LessOrEqual", [largest, g.const(bound, np.float32)])
+        out = helper.make_tensor_value_info
+        plain = helper.make_graph(
+            [helper.make_node("LogSoftmax", ["x"], ["plain_y"], axis=1)], "plain", [], [out("plain_y", TensorProto.FLOAT, None)]
+        )
+        shifted = helper.make_graph(
+            [
+                helper.make_node("Sub", ["x", top], ["shifted_d"]),
+                helper.make_node("LogSoftmax", ["shifted_d"], ["shifted_y"], axis=1),
+            ],
+            "shifted",
+            [],
+            [out("shifted_y", TensorProto.FLOAT, None)],
+        )
+        return g.op("If", [small_enough], then_branch=plain, else_branch=shifted)
+
+    for tag, x in (("small max", small), ("max near 5e4", large)):
+        group = f"R6 LOG_SOFTMAX1 {rows} rows of 1024, {tag}"
+        plain = lambda g: g.op("LogSoftmax", ["x"], axis=1)  # noqa: E731
+        yield Experiment(f"{group}: LogSoftmax alone", group, plain, {"x": x}, ref, rtol=5e-5)
+        yield Experiment(f"{group}: ArgMax max subtracted + LogSoftmax", group, centred, {"x": x}, ref, rtol=5e-5)
+        name = f"{group}: If |max| <= {bound:g}: LogSoftmax alone, else centred"
+        yield Experiment(name, group, guarded, {"x": x}, ref, rtol=5e-5)
+
+
 def experiments(quick: bool) -> Iterator[Experiment]:
     rng = np.random.default_rng(0)
     r, w = (1024, 4096) if quick else (4096, 16384)
@@ -774,6 +1018,8 @@ def experiments(quick: bool) -> Iterator[Experiment]:
             yield from mvn_patterns(xm, cross, extras)
     yield from round3(quick)
     yield from one_hot_row_patterns(2**22 if quick else 2**26, 1024 if quick else 4096)
+    yield from round5(quick)
+    yield from guarded_log_softmax_patterns(2**10 if quick else 2**16, 64.0)
 
 
 def main() -> None:
@@ -782,6 +1028,7 @@ def main() -> None:
     parser.add_argument("--only", default="")
     parser.add_argument("-i", "--iterations", type=int, default=20)
     parser.add_argument("--cpu", action="store_true", help="try the patterns on the CPU EP (no timing value)")
+    parser.add_argument("--kernels", action="store_true", help="record each pattern's CUDA kernels (needs PyTorch)")
     args = parser.parse_args()
     if args.cpu:
         global PROVIDER, DEVICE
@@ -806,10 +1053,14 @@ def main() -> None:
             g = Graph(e.inputs)
             model = g.model(e.build(g))
             sess = session(model, e.config)
-            median, minimum, out = time_model(sess, e.inputs, args.iterations)
+            median, minimum, out, run = time_model(sess, e.inputs, args.iterations)
             nbytes += out.nbytes
             ok, err = check(out, e.reference(e.inputs), e.rtol)
             row |= {"median_ms": median, "min_ms": minimum, "gb_per_s": nbytes / median / 1e6, "correct": ok, "error": err}
+            if args.kernels:
+                from kernels import breakdown
+
+                row["kernels"] = breakdown(run)
             if e.tie_inputs is not None:
                 tg = Graph(e.tie_inputs)
                 tsess = session(tg.model(e.build(tg)), e.config)

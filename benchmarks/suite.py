@@ -75,6 +75,8 @@ def reduce_cases(quick: bool) -> Iterator[Case]:
         ("trailing-64M-256rows", (256, 2**18), [1], "FLOAT32"),
         ("middle-64M", (64, 4096, 256), [1], "FLOAT32"),
         ("several-64M", (256, 1024, 256), [2, 0], "FLOAT32"),
+        # several axes whose innermost run is short (inner_first's rows of 64)
+        ("several-short-64M", (256, 4096, 64), [2, 0], "FLOAT32"),
         ("all-64M", SIZES["64M"], [0, 1], "FLOAT32"),
     ]
     for label, shape, axes, dtype in layouts:
@@ -270,6 +272,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("-i", "--iterations", type=int, default=20)
+    parser.add_argument("--only", default="", help="the cases whose name holds one of these '|'-separated parts")
+    parser.add_argument("--kernels", action="store_true", help="record the CUDA kernels of each case's chosen lowering")
     args = parser.parse_args()
     import torch
 
@@ -278,6 +282,7 @@ def main() -> None:
     print(f"copy bandwidth {copy:.0f} GB/s", file=sys.stderr)
     results = []
     cases = [*reduce_cases(args.quick), *one_hot_cases(args.quick), *mvn_cases(args.quick)]
+    cases = [c for c in cases if any(part in c.name for part in args.only.split("|"))]
     # The first lowering in a process also loads onnx's checker and schemas: timed apart.
     start = time.perf_counter()
     lowering.lower(cases[0].desc, "warm_up", target="cuda")
@@ -304,7 +309,12 @@ def main() -> None:
                 row["candidates"][variant] = {"error": str(e)[:300]}
                 continue
             session_ms = (time.perf_counter() - start) * 1e3
-            timing = bench.Bound(session, case.inputs, out.sizes, out.data_type.numpy).time(args.iterations)
+            bound = bench.Bound(session, case.inputs, out.sizes, out.data_type.numpy)
+            timing = bound.time(args.iterations)
+            if args.kernels and variant == row["chosen"]:
+                from kernels import breakdown
+
+                row["kernels"] = breakdown(bound.run_once)
             row["candidates"][variant] = {
                 "median_ms": timing.median_ms,
                 "min_ms": timing.min_ms,

@@ -11,22 +11,24 @@ import math
 from . import dtypes, ops
 from .desc import OperatorDesc
 from .errors import UsageError
-from .ops import argmax, hardmax1, log_softmax1, mean_variance_normalization
+from .ops import argmax, common, log_softmax1, mean_variance_normalization
 from .schema import OPERATORS
 from .targets import TARGETS
 
 VARIANTS: dict[str, tuple[str, ...]] = {
     # merge the reduced axes where they are (Reshape; Transpose only when not contiguous) or
-    # always move them last first; axes in several runs: one small one-hot per run, multiplied
-    "ACTIVATION_HARDMAX1": ("in_place", "last_axis", "two_stage", "one_hot_product"),
+    # always move them last first; axes in several runs: one small one-hot per run, multiplied;
+    # inner_first: as ARGMAX's
+    "ACTIVATION_HARDMAX1": ("in_place", "last_axis", "two_stage", "one_hot_product", "inner_first"),
     # LogSoftmax over the merged axis after subtracting the max (found by ReduceMax, or by ArgMax +
     # GatherElements), or the same after moving the axes last, or ReduceMax/Sub/Exp/ReduceSum/Log/
     # Sub over the axes as they are (no Transpose), or that chain over trailing axes cut into chunks
     # (each reduction over every chunk, then over the chunks)
     "ACTIVATION_LOG_SOFTMAX1": ("in_place", "argmax_max", "last_axis", "reduce_chain", "chunked_chain"),
     # two_stage: the axes moved last (as last_axis) and cut into chunks, ArgMax per chunk, then over
-    # the chunks
-    "ARGMAX": ("in_place", "last_axis", "two_stage"),
+    # the chunks; inner_first (axes in several runs, the last innermost): ArgMax over that run in
+    # place, then over the other axes of the rows' extremes
+    "ARGMAX": ("in_place", "last_axis", "two_stage", "inner_first"),
     "ONE_HOT": ("one_hot",),
     # ReduceMean/Sub/Mul/ReduceMean/Add/Sqrt/Div, or LayerNormalization (opset 17) with a ones
     # scale, or (per channel, Scale/Bias per channel) InstanceNormalization taking Scale and Bias
@@ -37,7 +39,7 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "ACTIVATION_LOG_SOFTMAX": ("in_place", "argmax_max", "reduce_chain"),
     "ACTIVATION_SOFTMAX": ("in_place", "reduce_chain"),
     "ACTIVATION_SOFTMAX1": ("in_place", "last_axis", "reduce_chain"),
-    "ARGMIN": ("in_place", "last_axis", "two_stage"),
+    "ARGMIN": ("in_place", "last_axis", "two_stage", "inner_first"),
     "REDUCE": ("in_place", "last_axis"),
     "MEAN_VARIANCE_NORMALIZATION1": ("reduce_chain", "layer_norm", "instance_norm"),
     "MEAN_VARIANCE_NORMALIZATION2": ("reduce_chain", "layer_norm", "instance_norm"),
@@ -93,7 +95,9 @@ def available(desc: OperatorDesc, opset: int) -> tuple[str, ...]:
             continue
         if v == "chunked_chain" and log_softmax1.chain_split(desc) is None:
             continue
-        if v == "one_hot_product" and len(hardmax1.axis_runs(_reduced_axes(desc))) < 2:
+        if v == "one_hot_product" and len(common.axis_runs(_reduced_axes(desc))) < 2:
+            continue
+        if v == "inner_first" and not argmax.inner_first_applies(desc.tensor("InputTensor").sizes, _reduced_axes(desc)):
             continue
         out.append(v)
     return tuple(out)
@@ -144,6 +148,11 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
     # extreme (DECREASING) over trailing axes, where the target has no select_last_index: only the
     # chosen chunk is reversed, not the whole input (1.36x on rows of 16384; slower on rows of
     # 1024, and after the Transpose of a leading axis, H200).
+    if "inner_first" in options:
+        # Axes in several runs, the last innermost: ArgMax over that run where it lies, and the
+        # rest over a tensor that run's length times smaller, where the other candidates move the
+        # whole input with a Transpose first (which costs twice the ArgMax, H200).
+        return "inner_first"
     if "two_stage" in options:
         rows, reduced = _rows_and_length(desc)
         wide_integers = desc.tensor("InputTensor").data_type in (dtypes.INT64, dtypes.UINT64)

@@ -91,8 +91,12 @@ def test_choice_rule_picks_measured_winners() -> None:
     assert choose("ARGMAX", argmax_fields([4096, 16384], [0, 1])) == "two_stage"
     assert choose("ACTIVATION_HARDMAX1", softmax([4096, 16384], [0, 1])) == "two_stage"
     assert choose("ARGMAX", argmax_fields([16, 2**22], [1])) == "in_place"
-    # axes in two runs: a one-hot per run, multiplied in place (1.1x)
-    assert choose("ACTIVATION_HARDMAX1", softmax([256, 1024, 256], [2, 0])) == "one_hot_product"
+    # axes in two runs, the last innermost: ArgMax over it in place first, no Transpose of the input
+    assert choose("ACTIVATION_HARDMAX1", softmax([256, 1024, 256], [2, 0])) == "inner_first"
+    assert choose("ARGMAX", argmax_fields([256, 1024, 256], [2, 0])) == "inner_first"
+    assert choose("ARGMIN", argmax_fields([256, 1024, 256], [0, 2]) | {"AxisDirection": "DECREASING"}) == "inner_first"
+    # the last run not innermost: a one-hot per run, multiplied in place (1.1x)
+    assert choose("ACTIVATION_HARDMAX1", softmax([256, 1024, 256, 3], [2, 0])) == "one_hot_product"
     int64 = argmax_fields([4096, 16384], [1])
     int64["InputTensor"]["DataType"] = "INT64"
     assert choose("ARGMAX", int64, "portable") == "two_stage"  # the digit-by-digit ranking, on shorter rows

@@ -44,6 +44,8 @@ ROW_ONE_HOT_CASES = [
     ((4, 300, 7), [0, 1]),
     ((2, 5, 256, 3), [1, 2]),
     ((3, 2, 2, 257), [1, 2, 3]),
+    ((3, 5, 256), [0, 2]),
+    ((2, 3, 4, 300), [0, 1, 3]),
 ]
 
 
@@ -69,11 +71,12 @@ def test_hardmax1_ends_in_onehot(shape: tuple[int, ...], axes: list[int]) -> Non
 
 @pytest.mark.parametrize(
     ("shape", "axes"),
-    [((64, 512), [1]), ((2, 3, 4, 256), [1, 2]), ((4, 255, 2, 255), [2, 3]), ((3, 512, 4), [0, 2])],
+    [((64, 512), [1]), ((2, 3, 4, 256), [1, 2]), ((4, 255, 2, 255), [2, 3]), ((3, 512, 4), [0, 2]), ((300, 300, 256), [0, 1, 2])],
 )
-def test_row_one_hot_only_for_several_contiguous_axes_ending_long(shape: tuple[int, ...], axes: list[int]) -> None:
+def test_row_one_hot_only_for_several_axes_ending_long(shape: tuple[int, ...], axes: list[int]) -> None:
     """One axis (OneHot writes the output's shape already), a short last reduced axis (the rows'
-    indices would cost more than the copy saves), separate axes (one_hot_product)."""
+    indices would cost more than the copy saves), more rows than the model should number in a
+    constant (hardmax1._ROW_NUMBERS_MAX)."""
     assert not hardmax1.one_hot_on_last_axis_applies(shape, tuple(axes))
 
 

@@ -35,9 +35,12 @@ def lower_arg(desc: OperatorDesc, b: GraphBuilder, x: str, minimum: bool, last: 
     """The index of the first (`last`: last) maximum, or with `minimum` minimum, over the desc's
     joint Axes, as its OutputTensor: ARGMAX, ARGMIN and REDUCE's ARGMAX/ARGMIN."""
     t = desc.tensor("InputTensor")
-    plan = common.JointAxes(t.sizes, tuple(sorted(desc["Axes"])), last=moves_axes_last(b.variant))
-    merged = plan.merge(b, x)
-    index = plan_index(b, plan, merged, t.data_type, last, minimum)
+    axes = tuple(sorted(desc["Axes"]))
+    plan = common.JointAxes(t.sizes, axes, last=moves_axes_last(b.variant))
+    if b.variant == "inner_first":
+        index = inner_first_index(b, x, t.sizes, axes, t.data_type, last, minimum)
+    else:
+        index = plan_index(b, plan, plan.merge(b, x), t.data_type, last, minimum)
     out = desc.tensor("OutputTensor")
     if out.data_type != dtypes.INT64:
         index = b.cast(index, out.data_type, "output_cast", f"indices as {out.data_type}")
@@ -54,6 +57,36 @@ def plan_index(b: GraphBuilder, plan: common.JointAxes, merged: str, dtype: dtyp
     if b.variant == "two_stage":
         return two_stage_index(b, merged, plan.merged_shape, dtype, last, minimum)
     return arg_index(b, merged, dtype, plan.axis, plan.reduced_size, last, minimum, plan.innermost)
+
+
+def inner_first_applies(sizes: tuple[int, ...], axes: tuple[int, ...]) -> bool:
+    """Axes in several runs, the last run ending at the innermost axis."""
+    runs = common.axis_runs(axes)
+    return len(runs) > 1 and runs[-1][-1] == len(sizes) - 1
+
+
+def inner_first_index(
+    b: GraphBuilder, x: str, sizes: tuple[int, ...], axes: tuple[int, ...], dtype: dtypes.DataType, last: bool, minimum: bool
+) -> str:
+    """arg_index over axes in several runs whose last run is innermost, without moving the input:
+    the extreme of each row of that run (in place), then the first (`last`: last) row holding the
+    overall extreme among the other reduced axes (moved last, in a tensor `inner` times smaller),
+    then the position that row's search found. Rows come before positions in the row-major order
+    of the reduced axes, so ties resolve as in one pass. Result: (kept elements, 1), as
+    JointAxes.merge's plan for these axes (which would Transpose the whole input) gives it."""
+    run = common.axis_runs(axes)[-1]
+    inner = math.prod(sizes[a] for a in run)
+    prefix = tuple(sizes[: run[0]])
+    rows = b.reshape(x, (*prefix, inner), "inner_rows", f"axes {list(run)} as one innermost axis, searched first")
+    within = arg_index(b, rows, dtype, len(prefix), inner, last, minimum)
+    best = b.node("GatherElements", [rows, within], "row_extremes", "each row's extreme value", axis=-1)
+    outer = common.JointAxes(prefix, tuple(a for a in axes if a < run[0]), last=True)
+    best = outer.merge(b, best, reshaped=True)
+    row = arg_index(b, best, dtype, 1, outer.reduced_size, last, minimum)
+    positions = outer.merge(b, within, reshaped=True)
+    within = b.node("GatherElements", [positions, row], "position", "the position in the chosen row", axis=1)
+    start = b.node("Mul", [row, b.scalar(inner, dtypes.INT64, "row_length")], "row_start", "row * its length")
+    return b.node("Add", [start, within], "index", "row * length + position")
 
 
 def two_stage_applies(desc: OperatorDesc) -> bool:
@@ -96,9 +129,15 @@ def two_stage_index(b: GraphBuilder, x: str, shape: tuple[int, ...], dtype: dtyp
     best = b.reshape(best, (*rows, chunks), "extremes_row", "the chunks' extremes as one row")
     chunk = arg_index(b, best, dtype, len(rows), chunks, last, minimum)
     if last:  # the last extreme inside the chosen chunk: that chunk alone, searched from its end
-        at = b.reshape(chunk, (*rows, 1, 1), "chunk_at", "the chosen chunk per row")
-        at = b.node("Expand", [at, b.i64([*rows, 1, length], "chunk_shape")], "chunk_index", "the chunk for each position")
-        part = b.node("GatherElements", [x, at], "chosen_chunk", "the values of the chosen chunk", axis=-2)
+        # Gathered as whole rows of a table of every chunk (contiguous copies), not element by
+        # element: GatherElements would need the chunk's number expanded to every position.
+        count = math.prod(rows)
+        table = b.reshape(x, (count * chunks, length), "chunk_table", "every chunk as one row of a table")
+        bounds = [b.scalar(v, dtypes.INT64, n) for v, n in ((0, "zero"), (count * chunks, "chunk_count"), (chunks, "chunks"))]
+        firsts = b.node("Range", bounds, "first_chunks", "the table row of each row's first chunk")
+        chunk_flat = b.reshape(chunk, (count,), "chunk_flat", "the chosen chunk per row")
+        at = b.node("Add", [chunk_flat, firsts], "chunk_at", "its table row")
+        part = b.node("Gather", [table, at], "chosen_chunk", "the values of the chosen chunk", axis=0)
         part = b.reshape(part, (*rows, length), "chunk_row", "the chosen chunk as one row")
         within = arg_index(b, part, dtype, len(rows), length, True, minimum)
     else:

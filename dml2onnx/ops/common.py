@@ -67,6 +67,17 @@ def check_reduced_sizes(desc: OperatorDesc, axes: Sequence[int], name: str = "Ou
 # -- lowering: reductions over a joint set of axes -----------------------------------------
 
 
+def axis_runs(axes: tuple[int, ...]) -> list[tuple[int, ...]]:
+    """The ascending axes as runs of neighbours: (0, 2, 3) -> [(0,), (2, 3)]."""
+    runs: list[list[int]] = []
+    for a in axes:
+        if runs and runs[-1][-1] == a - 1:
+            runs[-1].append(a)
+        else:
+            runs.append([a])
+    return [tuple(r) for r in runs]
+
+
 @dataclass(frozen=True)
 class JointAxes:
     """How to turn a reduction over several axes into one over a single axis.
@@ -140,9 +151,12 @@ class JointAxes:
         """The merged axis is the last axis of `merged_shape`."""
         return self.axis == len(self.merged_shape) - 1
 
-    def merge(self, b: GraphBuilder, x: str) -> str:
+    def merge(self, b: GraphBuilder, x: str, reshaped: bool = False) -> str:
+        """`x` of the plan's shape (`reshaped`: of any shape with its elements, reshaped first)."""
         perm = self.perm
-        if self.lifted:
+        if reshaped:
+            x = b.reshape(x, self.source_shape, "as_source", "in the plan's shape")
+        elif self.lifted:
             x = b.reshape(x, self.source_shape, "lift", "a leading 1, so that a merging Reshape follows the Transpose")
         if perm is not None:
             x = b.transpose(x, perm, "move_axes_last", f"moves the reduced axes {list(self.axes)} to the end")

@@ -27,17 +27,6 @@ def reduced_axes(desc: OperatorDesc) -> tuple[int, ...]:
     return (desc.tensor("InputTensor").rank - 1,)
 
 
-def axis_runs(axes: tuple[int, ...]) -> list[tuple[int, ...]]:
-    """The ascending axes as runs of neighbours: (0, 2, 3) -> [(0,), (2, 3)]."""
-    runs: list[list[int]] = []
-    for a in axes:
-        if runs and runs[-1][-1] == a - 1:
-            runs[-1].append(a)
-        else:
-            runs.append([a])
-    return [tuple(r) for r in runs]
-
-
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     # ArgMax (first maximum) + OneHot: exact on ties, runs on every EP. ONNX Hardmax is absent
     # from the CUDA EP, and ReduceMax + Equal marks every tied maximum.
@@ -46,11 +35,14 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     if b.variant == "one_hot_product" and not b.target.native_hardmax:
         return _one_hot_product(desc, b, inputs["InputTensor"])
     plan = common.JointAxes(x.sizes, axes, last=argmax.moves_axes_last(b.variant))
-    merged = plan.merge(b, inputs["InputTensor"])
     if b.target.native_hardmax:  # ONNX Hardmax-13 (first maximum): DML_ACTIVATION_HARDMAX again
+        merged = plan.merge(b, inputs["InputTensor"])
         y = b.node("Hardmax", [merged], "hardmax", "1 at the first maximum of the merged axis", axis=plan.axis)
         return plan.unmerge(b, y)
-    index = argmax.plan_index(b, plan, merged, x.data_type, False, False)
+    if b.variant == "inner_first":
+        index = argmax.inner_first_index(b, inputs["InputTensor"], x.sizes, axes, x.data_type, False, False)
+    else:
+        index = argmax.plan_index(b, plan, plan.merge(b, inputs["InputTensor"]), x.data_type, False, False)
     if one_hot_on_last_axis_applies(x.sizes, axes):
         return _one_hot_on_last_axis(b, index, x.sizes, axes, x.data_type)
     # The one-hot is written with the in-place plan (which moves only axes that are not
@@ -67,15 +59,19 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
 
 
 # The one-hot along the last reduced axis needs an index per row of it: at this length or more,
-# those rows cost under 1% of the output's bytes.
+# those rows cost under 1% of the output's bytes. The rows are told apart by a constant that
+# numbers them over the other reduced axes: at most this many (512 KiB) in the model.
 _ROW_ONE_HOT_MIN = 256
+_ROW_NUMBERS_MAX = 2**16
 
 
 def one_hot_on_last_axis_applies(sizes: tuple[int, ...], axes: tuple[int, ...]) -> bool:
-    """Several contiguous axes whose last one is long: the merged one-hot would need a Reshape
+    """Several axes whose last one is long. Contiguous, the merged one-hot would need a Reshape
     back to the output's shape, and a Reshape that ends a graph copies the whole output when the
-    caller binds its own output buffer (ONNX Runtime io binding)."""
-    return len(axes) > 1 and axes[-1] - axes[0] + 1 == len(axes) and sizes[axes[-1]] >= _ROW_ONE_HOT_MIN
+    caller binds its own output buffer (ONNX Runtime io binding); apart, a Transpose back (a
+    full pass over the output) or one_hot_product's broadcast Mul (as slow)."""
+    rows = math.prod(sizes[a] for a in axes[:-1])
+    return len(axes) > 1 and sizes[axes[-1]] >= _ROW_ONE_HOT_MIN and rows <= _ROW_NUMBERS_MAX
 
 
 def _one_hot_on_last_axis(
@@ -100,7 +96,7 @@ def _one_hot_on_last_axis(
 
 
 def _one_hot_product(desc: OperatorDesc, b: GraphBuilder, x_in: str) -> str:
-    """Axes in several runs (axis_runs): the index over the merged axes is cut into one index per
+    """Axes in several runs (common.axis_runs): the index over the merged axes is cut into one index per
     run, each run gets its own small one-hot in the input's layout (1 on the other runs' axes), and
     their broadcast product is the output. It is written once in place, where the one-hot over
     the merged axes would need a Transpose back (two passes over the output)."""
@@ -108,7 +104,7 @@ def _one_hot_product(desc: OperatorDesc, b: GraphBuilder, x_in: str) -> str:
     axes = reduced_axes(desc)
     plan = common.JointAxes(x.sizes, axes)  # the runs are apart: Transpose, then (kept, reduced)
     index = argmax.plan_index(b, plan, plan.merge(b, x_in), x.data_type, False, False)
-    runs = axis_runs(axes)
+    runs = common.axis_runs(axes)
     assert len(runs) > 1, "one_hot_product applies only to axes in several runs (choices.available)"
     stride = plan.reduced_size
     y = ""
