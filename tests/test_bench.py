@@ -95,6 +95,9 @@ def test_choice_rule_picks_measured_winners() -> None:
     assert choose("ACTIVATION_HARDMAX1", softmax([256, 1024, 256], [2, 0])) == "inner_first"
     assert choose("ARGMAX", argmax_fields([256, 1024, 256], [2, 0])) == "inner_first"
     assert choose("ARGMIN", argmax_fields([256, 1024, 256], [0, 2]) | {"AxisDirection": "DECREASING"}) == "inner_first"
+    # ... but not on rows shorter than 128, which the EP's ArgMax scans with one thread each
+    assert choose("ARGMAX", argmax_fields([256, 4096, 64], [2, 0])) == "in_place"
+    assert choose("ACTIVATION_HARDMAX1", softmax([256, 4096, 64], [2, 0])) == "one_hot_product"
     # the last run not innermost: a one-hot per run, multiplied in place (1.1x)
     assert choose("ACTIVATION_HARDMAX1", softmax([256, 1024, 256, 3], [2, 0])) == "one_hot_product"
     int64 = argmax_fields([4096, 16384], [1])

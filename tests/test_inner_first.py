@@ -128,20 +128,23 @@ def test_no_transpose_of_the_input(op: str) -> None:
 
 
 def test_applies_and_is_chosen() -> None:
-    for shape, axes, applies in [
-        ((256, 1024, 256), [0, 2], True),
-        ((4, 5, 6, 7), [0, 1, 3], True),
-        ((4, 5, 6), [0, 1], False),  # one run
-        ((4, 5, 6), [1, 2], False),  # one run, innermost
-        ((4, 5, 6, 7), [0, 2], False),  # the last run is not innermost
+    """Chosen where the innermost rows reach 128 elements: shorter, the CUDA EP's ArgMax scans each
+    row with one thread, and the Transpose of the other candidates costs less (H200)."""
+    for shape, axes, applies, chosen in [
+        ((256, 1024, 256), [0, 2], True, True),
+        ((4, 5, 2, 64), [0, 2, 3], True, True),  # a run of 2 x 64
+        ((256, 4096, 64), [0, 2], True, False),
+        ((4, 5, 6, 7), [0, 1, 3], True, False),
+        ((4, 5, 6), [0, 1], False, False),  # one run
+        ((4, 5, 6), [1, 2], False, False),  # one run, innermost
+        ((4, 5, 6, 7), [0, 2], False, False),  # the last run is not innermost
     ]:
         assert argmax.inner_first_applies(shape, tuple(axes)) == applies
         for op in ("ARGMAX", "ARGMIN", "ACTIVATION_HARDMAX1"):
             desc = desc_for(op, "FLOAT32", shape, axes)
             assert ("inner_first" in choices.available(desc, DEFAULT_OPSET)) == applies
-            if applies:
-                assert choices.choose(desc, "cuda", DEFAULT_OPSET) == "inner_first"
-                assert choices.choose(desc, "portable", DEFAULT_OPSET) == "inner_first"
+            for target in ("cuda", "portable"):
+                assert (choices.choose(desc, target, DEFAULT_OPSET) == "inner_first") == chosen, (shape, op, target)
 
 
 def test_hardmax1_writes_rows_of_the_last_axis() -> None:

@@ -23,7 +23,15 @@ the R3 "two stages" over an outer axis answer 2**31 - 1 (plus the chunk's offset
 axes; adopted as `two_stage` for DECREASING and as `chunked_chain` for a few long rows). R4, the
 fourth, times a one-hot of one index over 64M elements: as fast as a copy, so the 47% of Hardmax1
 over every axis came from the Reshape that followed it (adopted: a one-hot along the last reduced
-axis, docs/benchmarks.md).
+axis, docs/benchmarks.md). R5, the fifth: values-only MaxPool (cuDNN) over chunks as the first
+stage of an outer-axis ArgMax (its MaxPool alone reaches 1380 GB/s, the whole search under 1000: not
+adopted), TopK with k = 1 for the types the EP's ArgMax lacks (slower than the DOUBLE ArgMax, and it
+does not keep the first of tied maxima: not adopted), and MVN across channels as
+InstanceNormalization over (1, N, C*H*W) (795 GB/s, slower than the reduction chain: not adopted).
+R6, the sixth: LogSoftmax on rows of 1024 with an If that skips subtracting the maximum when every
+row's |max| is at most 64 (the warp kernel's error is then under 4e-6): 1.47x faster on such data,
+7% slower on data that needs the subtraction (not adopted yet: docs/benchmarks.md). Its "ties"
+columns for ArgMax use finite data (no NaN): "no" there is a wrong index.
 The patterns that won became candidates in `dml2onnx/choices.py`; docs/benchmarks.md times those.
 
 Sources: {sources}.
@@ -57,7 +65,7 @@ def main(paths: list[str]) -> None:
     for name, r in rows.items():
         if name.startswith("semantics"):
             continue
-        group, _, pattern = name.partition(": ")
+        group, _, pattern = name.replace("|", "\\|").partition(": ")  # a | inside a cell would end it
         if "failed" in r:
             text += f"| {group} | {pattern} | failed: {r['failed'][:80]} | | |\n"
             continue

@@ -65,6 +65,11 @@ def inner_first_applies(sizes: tuple[int, ...], axes: tuple[int, ...]) -> bool:
     return len(runs) > 1 and runs[-1][-1] == len(sizes) - 1
 
 
+def inner_run_length(sizes: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    """The elements of the last run of axes: inner_first's rows."""
+    return math.prod(sizes[a] for a in common.axis_runs(axes)[-1])
+
+
 def inner_first_index(
     b: GraphBuilder, x: str, sizes: tuple[int, ...], axes: tuple[int, ...], dtype: dtypes.DataType, last: bool, minimum: bool
 ) -> str:
@@ -75,7 +80,7 @@ def inner_first_index(
     of the reduced axes, so ties resolve as in one pass. Result: (kept elements, 1), as
     JointAxes.merge's plan for these axes (which would Transpose the whole input) gives it."""
     run = common.axis_runs(axes)[-1]
-    inner = math.prod(sizes[a] for a in run)
+    inner = inner_run_length(sizes, axes)
     prefix = tuple(sizes[: run[0]])
     rows = b.reshape(x, (*prefix, inner), "inner_rows", f"axes {list(run)} as one innermost axis, searched first")
     within = arg_index(b, rows, dtype, len(prefix), inner, last, minimum)
