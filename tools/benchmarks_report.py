@@ -30,7 +30,11 @@ their numbers, are in [patterns.md](patterns.md).
   There the lowering finds the max first (ArgMax + GatherElements, 4x faster than ReduceMax) and
   subtracts it: two more passes. A -inf column appended to move such rows to the exact kernel (Pad,
   LogSoftmax, Slice) was slower (856 GB/s). `tests/test_log_softmax_kernels.py` checks both sides of
-  the bound on the GPU. To close the gap, the warp kernel needs PyTorch's order of operations.
+  the bound on the GPU. Its kernels: Sub 139 µs, LogSoftmax 130, ArgMax 73 (next section). An If
+  that skips the Sub when every row's |max| is at most 64 (the warp kernel's error is then under
+  4e-6) was 1.47x faster on such data and 7% slower on data that needs the Sub (patterns.md, R6); not
+  adopted yet, since it makes the speed depend on the data and adds control flow to the graphs. To
+  close the gap, the warp kernel needs PyTorch's order of operations.
 - **LogSoftmax1 over a few long rows (4, 16 or 64 rows: 20-21%, 1.5x PyTorch at 64 rows, 2.1-7.9x
   at 4-16; 256 rows: 46%, PyTorch 1.1x faster).** The EP's kernel runs one block per row, about
   11-13 GB/s each: 52 GB/s for 4 rows of 16M, 723 for 64 rows. Its one-step reductions over a few
@@ -53,7 +57,9 @@ their numbers, are in [patterns.md](patterns.md).
   faster. Without that Reshape, ONNX Runtime's transpose optimizer moves the Transpose behind the
   ArgMax again. The Transpose is a full extra read and write. Two stages without a Transpose do not
   help: ArgMax or ReduceMax over chunks of 4-64 along the outer axis reach only 430-830 GB/s, and a
-  two-stage MaxPool with Indices 1100. To close the gap, ONNX Runtime needs a strided ArgMax kernel.
+  two-stage MaxPool with Indices 1100, and a values-only MaxPool (cuDNN) over chunks reaches 1380 alone
+  and under 1000 as a whole search (patterns.md, R5). The Transpose (139 µs) costs twice the ArgMax
+  (72 µs). To close the gap, ONNX Runtime needs a strided ArgMax kernel.
   On DirectML, the `dml` target maps straight to DML_ARGMAX and DML_ACTIVATION_HARDMAX.
 - **ArgMax and Hardmax1 over one long row (all axes: ArgMax 71%, 0.93x PyTorch; Hardmax1 76%, 0.88x).**
   The EP's ArgMax over a single 64M row reaches 45%. `two_stage` cuts the row into chunks, takes each
@@ -67,19 +73,30 @@ their numbers, are in [patterns.md](patterns.md).
   its one-hot along the last reduced axis, one index per row of it (out of range, a row of zeros,
   except in the row holding the maximum): 76%. `chunked_chain` takes its last Sub in the input's
   shape: 665 -> 800 GB/s.
-- **Hardmax1 over several separate axes (35%, just under the target; 0.90x PyTorch).** ArgMax needs the
-  axes moved last (a Transpose). `one_hot_product` then writes the output once, in place: one small
-  one-hot per run of axes, multiplied with broadcasting. That replaced a one-hot over the merged axes
-  and a second Transpose back (31%). The broadcast Mul of two broadcast inputs runs below the copy speed.
+- **ArgMax and Hardmax1 over axes in several runs (axes 0 and 2 of 256 x 1024 x 256: ArgMax 49%,
+  2.1x PyTorch; Hardmax1 61%, 1.6x; targets met).** When the last run of axes is innermost,
+  `inner_first` takes ArgMax over that run where it lies (the rows' extremes and their positions),
+  then the first row holding the overall extreme among the other axes, in a tensor 256 times smaller,
+  and the position that row's search found. The earlier lowerings moved the whole input with a
+  Transpose first (ArgMax 30%, Hardmax1 35%). Hardmax1 writes its one-hot along the last reduced axis,
+  in place (as for contiguous axes above), instead of `one_hot_product`'s broadcast Mul. On rows
+  shorter than 128 in the innermost run (axes 0 and 2 of 256 x 4096 x 64), the EP's ArgMax scans each
+  row with one thread (270 µs), and the Transpose of the other candidates is faster: ArgMax 30%,
+  Hardmax1 34% (`one_hot_product`), which stay below the target. There a Transpose of the input is
+  the cost (140 µs), as over a leading axis.
 - **ArgMax DECREASING (44% on rows of 16384, 1.84x PyTorch; 32% on rows of 1024, 1.34x; 19% on a
   leading axis, 0.87x).** The CUDA EP has no `select_last_index`, so the search from the end needs the
   values reversed. `two_stage` finds each chunk's maximum with a first-index ArgMax (its value is the
-  same), picks the last chunk holding the overall maximum, and reverses only that chunk: 1.35x faster
+  same), picks the last chunk holding the overall maximum, and reverses only that chunk: 1.5x faster
   than reversing the whole input on rows of 16384 (the rule takes it from 4096 elements, over trailing
-  axes). On rows of 1024 the chunks are too short for the EP's ArgMax, and after the Transpose of a
+  axes). The chosen chunk is now gathered as one row of a table of chunks (Gather) rather than element
+  by element (Expand + GatherElements): 1666 -> 1814 GB/s. Its 12 kernels take 120 µs, of which the
+  chunk ArgMax 73; launching them adds about 30 µs. On rows of 1024 the chunks are too short for the EP's ArgMax,
+  and after the Transpose of a
   leading axis `two_stage` was slower (608 against 741 GB/s) than reversing with a Slice.
 - **Integer ArgMax (INT32 27% of PyTorch, INT64 13%).** The CUDA EP has no integer ArgMax, and its
-  TopK misorders ties (docs/gpu-report.md). INT32 on the `cuda` target casts to DOUBLE: 772 GB/s,
+  TopK misorders ties (docs/gpu-report.md) and is slower than the DOUBLE ArgMax (patterns.md, R5).
+  INT32 on the `cuda` target casts to DOUBLE: 763 GB/s,
   against 2800 for PyTorch; the Cast and the DOUBLE ArgMax move 20 bytes per element. INT64 on the
   `cuda` target: an ArgMax over a DOUBLE copy finds a value that rounds like the maximum (at most
   2**12 from it); every value is clamped to one step beyond it and measured from there, which is
@@ -87,11 +104,13 @@ their numbers, are in [patterns.md](patterns.md).
   450 GB/s (91 with the 22-bit digits of the last run, which the `portable` target still uses: it
   has no DOUBLE ArgMax on DirectML). DECREASING: 385 GB/s with `two_stage`. To close the gap, ONNX
   Runtime needs an integer ArgMax kernel.
-- **OneHot with small depths (39-40% at depth 16, 61-62% at 256; 1.9-3.1x PyTorch).** With an Off
+- **OneHot with small depths (35-37% at depth 16, 57% at 256 in this run, 38-40% and 57-61% in the
+  previous; 1.8-3.0x PyTorch).** With an Off
   value of 0, the EP's OneHot kernel clears the output (a memset) and then writes one value per index;
-  those scattered writes, not the bandwidth, bound it at small depths. A Gather from a (depth + 1) x
+  those scattered writes, not the bandwidth, bound it at small depths: at depth 16 the memset takes
+  63 µs and the writes of one value per index 95 µs, at depth 256 67 and 19 µs. A Gather from a (depth + 1) x
   depth table of Off/On values, and Equal + Where, were both slower. From depth 4096 on, OneHot reaches
-  75-78%.
+  69-70% in this run (73-78% in the previous one, with the same graphs): the memset alone is 60 µs.
 - **MVN per channel in FLOAT16 (0.86x PyTorch).** LayerNormalization in FLOAT16 takes longer than in
   FLOAT32 for the same element count on the CUDA EP (0.34 against 0.29 ms at 64M). Computing in
   FLOAT32 adds two casts, which cost more; InstanceNormalization is half as fast.
@@ -99,7 +118,10 @@ their numbers, are in [patterns.md](patterns.md).
   2.5x).** Per channel, InstanceNormalization applies Scale and Bias in its own kernel, but the
   activation is one more pass: ONNX Runtime fuses none. Across channels, the reduction chain reads the
   input three times (23% without Scale/Bias, 3.4x PyTorch), and Scale, Bias and the activation add
-  three more passes. Where Scale is constant over the normalized axes, the chain now divides Scale by
+  three more passes (five kernels of 130-170 µs each without Scale/Bias). InstanceNormalization over
+  the input viewed as (1, N, C*H*W), whose channels are then the batch items, normalizes across
+  channels in one node, but cuDNN's kernel reaches only 795 GB/s there (patterns.md, R5).
+  Where Scale is constant over the normalized axes, the chain now divides Scale by
   the standard deviation (a small tensor) and applies both in one Mul: the per-channel chain with
   Scale/Bias/Relu went from 427 to 494 GB/s, still behind InstanceNormalization (862). Across channels
   Scale varies along C, a normalized axis, so nothing folds. ReduceSumSquare in place of Mul +
@@ -113,7 +135,11 @@ their numbers, are in [patterns.md](patterns.md).
 
 # Said of the run in benchmarks/results that this page shows.
 NOTES = [
-    "- LOG_SOFTMAX1 leading-64K and leading-1M (2-3% slower than in_place) are within the run-to-run noise of those sizes.",
+    "- LOG_SOFTMAX1 leading-64K and leading-1M (0-3% slower than in_place) are within the run-to-run noise"
+    " of those sizes. HARDMAX1 trailing-256M (in_place 5% slower than two_stage) and LOG_SOFTMAX1 middle-64M"
+    " (in_place 2% slower than last_axis) went the other way in the previous run (in_place 6% and 0% faster).",
+    "- OneHot ran 5-10% slower in this run than in the previous one (depth 4096: 2640 against 2822 GB/s) with"
+    " the same graphs; the machine is shared.",
 ]
 
 
