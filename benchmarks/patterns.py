@@ -616,6 +616,11 @@ def outer_chunk_patterns(x: np.ndarray, tag: str, ties: np.ndarray) -> Iterator[
         yield Experiment(f"{group}: two stages, chunks of {c}", group, two_stage(c), {"x": x}, ref, tie_inputs={"x": ties})
 
 
+def reversed_rows(g: Graph, t: str) -> str:
+    """`t` (rows, length) with each row reversed."""
+    return g.op("Slice", [t, g.const([-1]), g.const([-(2**63)]), g.const([1]), g.const([-1])])
+
+
 def decreasing_patterns(x: np.ndarray, ties: np.ndarray) -> Iterator[Experiment]:
     """The last maximum over the rows of (R, L): reversed, or in chunks with only the chosen
     chunk reversed."""
@@ -626,8 +631,7 @@ def decreasing_patterns(x: np.ndarray, ties: np.ndarray) -> Iterator[Experiment]
 
     def reversed_argmax(g: Graph) -> str:
         nn = g.inputs["x"].shape[1]
-        rev = g.op("Slice", ["x", g.const([-1]), g.const([-(2**63)]), g.const([1]), g.const([-1])])
-        return g.op("Sub", [g.const(nn - 1), g.op("ArgMax", [rev], axis=1, keepdims=1)])
+        return g.op("Sub", [g.const(nn - 1), g.op("ArgMax", [reversed_rows(g, "x")], axis=1, keepdims=1)])
 
     def chunked(c: int) -> Callable[[Graph], str]:
         def build(g: Graph) -> str:
@@ -636,12 +640,11 @@ def decreasing_patterns(x: np.ndarray, ties: np.ndarray) -> Iterator[Experiment]
             v3 = g.op("Reshape", ["x", g.const([rr, k, c])])
             best = g.op("GatherElements", [v3, g.op("ArgMax", [v3], axis=2, keepdims=1)], axis=2)  # [R, k, 1]
             best = g.op("Reshape", [best, g.const([rr, k])])
-            rev = g.op("Slice", [best, g.const([-1]), g.const([-(2**63)]), g.const([1]), g.const([-1])])
-            chunk = g.op("Sub", [g.const(k - 1), g.op("ArgMax", [rev], axis=1, keepdims=1)])  # [R, 1] last chunk
+            # [R, 1]: the last chunk holding the maximum
+            chunk = g.op("Sub", [g.const(k - 1), g.op("ArgMax", [reversed_rows(g, best)], axis=1, keepdims=1)])
             at = g.op("Expand", [g.op("Reshape", [chunk, g.const([rr, 1, 1])]), g.const([rr, 1, c])])
             part = g.op("Reshape", [g.op("GatherElements", [v3, at], axis=1), g.const([rr, c])])
-            prev = g.op("Slice", [part, g.const([-1]), g.const([-(2**63)]), g.const([1]), g.const([-1])])
-            within = g.op("Sub", [g.const(c - 1), g.op("ArgMax", [prev], axis=1, keepdims=1)])
+            within = g.op("Sub", [g.const(c - 1), g.op("ArgMax", [reversed_rows(g, part)], axis=1, keepdims=1)])
             return g.op("Add", [g.op("Mul", [chunk, g.const(c)]), within])
 
         return build
@@ -763,10 +766,6 @@ def one_hot_row_patterns(length: int, rows: int) -> Iterator[Experiment]:
 
 
 # ---------------------------------------------------------------- round 5: values-only MaxPool chunks, TopK, MVN by IN
-
-
-def reversed_rows(g: Graph, t: str) -> str:
-    return g.op("Slice", [t, g.const([-1]), g.const([-(2**63)]), g.const([1]), g.const([-1])])
 
 
 def pooled_index(g: Graph, shape: tuple[int, int, int], k: int, last: bool) -> str:

@@ -146,13 +146,6 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
         if axes[0] == 0:
             return "reduce_chain" if desc.tensor("InputTensor").data_type.name == "FLOAT32" else "in_place"
         return "in_place"
-    # One long row: the EP's ArgMax reaches 45% of copy there (64M), but over its chunks the full
-    # innermost-axis speed (4 rows of 16M are already fast in one pass). 64-bit integers ranked
-    # digit by digit (argmax.py; targets without DOUBLE ArgMax): shorter rows make each digit's
-    # pass 1.3x faster; ranked from a DOUBLE ArgMax (`cuda`), one pass is as fast. The last
-    # extreme (DECREASING) over trailing axes, where the target has no select_last_index: only the
-    # chosen chunk is reversed, not the whole input (1.36x on rows of 16384; slower on rows of
-    # 1024, and after the Transpose of a leading axis, H200).
     if "inner_first" in options and argmax.inner_run_length(desc.tensor("InputTensor").sizes, axes) >= _COOPERATIVE_ROW:
         # Axes in several runs, the last innermost: ArgMax over that run where it lies, and the
         # rest over a tensor that run's length times smaller, where the other candidates move the
@@ -160,6 +153,13 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
         # (HARDMAX1) on rows of 256. On rows shorter than 128 the EP's ArgMax scans each row with
         # one thread, and inner_first is 1.4x slower than the Transpose (H200).
         return "inner_first"
+    # One long row: the EP's ArgMax reaches 45% of copy there (64M), but over its chunks the full
+    # innermost-axis speed (4 rows of 16M are already fast in one pass). 64-bit integers ranked
+    # digit by digit (argmax.py; targets without DOUBLE ArgMax): shorter rows make each digit's
+    # pass 1.3x faster; ranked from a DOUBLE ArgMax (`cuda`), one pass is as fast. The last
+    # extreme (DECREASING) over trailing axes, where the target has no select_last_index: only the
+    # chosen chunk is reversed, not the whole input (1.36x on rows of 16384; slower on rows of
+    # 1024, and after the Transpose of a leading axis, H200).
     if "two_stage" in options:
         rows, reduced = _rows_and_length(desc)
         wide_integers = desc.tensor("InputTensor").data_type in (dtypes.INT64, dtypes.UINT64)
