@@ -77,6 +77,8 @@ def reduce_cases(quick: bool) -> Iterator[Case]:
         ("several-64M", (256, 1024, 256), [2, 0], "FLOAT32"),
         # several axes whose innermost run is short (inner_first's rows of 64)
         ("several-short-64M", (256, 4096, 64), [2, 0], "FLOAT32"),
+        # several axes, the last run not innermost (no inner_first)
+        ("several-kept-64M", (64, 1024, 256, 4), [2, 0], "FLOAT32"),
         ("all-64M", SIZES["64M"], [0, 1], "FLOAT32"),
     ]
     for label, shape, axes, dtype in layouts:

@@ -97,9 +97,13 @@ def test_choice_rule_picks_measured_winners() -> None:
     assert choose("ARGMIN", argmax_fields([256, 1024, 256], [0, 2]) | {"AxisDirection": "DECREASING"}) == "inner_first"
     # ... but not on rows shorter than 128, which the EP's ArgMax scans with one thread each
     assert choose("ARGMAX", argmax_fields([256, 4096, 64], [2, 0])) == "in_place"
-    assert choose("ACTIVATION_HARDMAX1", softmax([256, 4096, 64], [2, 0])) == "one_hot_product"
-    # the last run not innermost: a one-hot per run, multiplied in place (1.1x)
-    assert choose("ACTIVATION_HARDMAX1", softmax([256, 1024, 256, 3], [2, 0])) == "one_hot_product"
+    # (Hardmax1 there: the Transpose + ArgMax, then its one-hot along the last reduced axis in place)
+    assert choose("ACTIVATION_HARDMAX1", softmax([256, 4096, 64], [2, 0])) == "in_place"
+    assert choose("ACTIVATION_HARDMAX1", softmax([256, 4096, 63], [2, 0])) == "one_hot_product"
+    # the last run not innermost: the axes moved last for the ArgMax, and the one-hot along the last
+    # reduced axis in place; where that axis is short, a one-hot per run, multiplied in place
+    assert choose("ACTIVATION_HARDMAX1", softmax([64, 1024, 256, 4], [2, 0])) == "last_axis"
+    assert choose("ACTIVATION_HARDMAX1", softmax([256, 1024, 32, 3], [2, 0])) == "one_hot_product"
     int64 = argmax_fields([4096, 16384], [1])
     int64["InputTensor"]["DataType"] = "INT64"
     assert choose("ARGMAX", int64, "portable") == "two_stage"  # the digit-by-digit ranking, on shorter rows

@@ -36,7 +36,8 @@ def planted(shape: tuple[int, ...], axes: list[int], seed: int, dtype: str) -> n
     return np.ascontiguousarray(np.transpose(moved, np.argsort(kept + axes))).astype(dtype.lower())
 
 
-# (shape, axes): every axis, trailing pairs, leading pairs, a middle pair; the last reduced axis >= 256
+# (shape, axes): every axis, trailing pairs, leading pairs, a middle pair, axes apart; the last
+# reduced axis >= 64 (hardmax1._ROW_ONE_HOT_MIN)
 ROW_ONE_HOT_CASES = [
     ((64, 512), [0, 1]),
     ((5, 2, 3, 256), [0, 1, 2, 3]),
@@ -46,6 +47,9 @@ ROW_ONE_HOT_CASES = [
     ((3, 2, 2, 257), [1, 2, 3]),
     ((3, 5, 256), [0, 2]),
     ((2, 3, 4, 300), [0, 1, 3]),
+    ((4, 64), [0, 1]),
+    ((6, 5, 64), [0, 2]),
+    ((3, 7, 2, 65), [1, 3]),
 ]
 
 
@@ -71,7 +75,7 @@ def test_hardmax1_ends_in_onehot(shape: tuple[int, ...], axes: list[int]) -> Non
 
 @pytest.mark.parametrize(
     ("shape", "axes"),
-    [((64, 512), [1]), ((2, 3, 4, 256), [1, 2]), ((4, 255, 2, 255), [2, 3]), ((3, 512, 4), [0, 2]), ((300, 300, 256), [0, 1, 2])],
+    [((64, 512), [1]), ((2, 3, 4, 256), [1, 2]), ((4, 63, 2, 63), [2, 3]), ((3, 512, 4), [0, 2]), ((300, 300, 256), [0, 1, 2])],
 )
 def test_row_one_hot_only_for_several_axes_ending_long(shape: tuple[int, ...], axes: list[int]) -> None:
     """One axis (OneHot writes the output's shape already), a short last reduced axis (the rows'

@@ -89,6 +89,28 @@ def test_dml_target_maps_back_to_directml_operators() -> None:
     assert "MeanVarianceNormalization" not in ops_used["MEAN_VARIANCE_NORMALIZATION"]  # DML's has a fixed epsilon
 
 
+@pytest.mark.parametrize("target", ["portable", "cuda", "dml"])
+def test_one_hot_slices_values_only_beyond_two(target: str) -> None:
+    """OffValue and OnValue are the first two elements: a longer ValuesTensor is sliced to them, a
+    2-element one goes to OneHot as it is (one kernel less before the CUDA EP copies it to the host)."""
+    for count, sliced in ((2, False), (3, True), (4, True)):
+        fields = {
+            "IndicesTensor": {"DataType": "INT32", "Sizes": [4, 1]},
+            "ValuesTensor": {"DataType": "FLOAT32", "Sizes": [1, count]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [4, 5]},
+            "Axis": 1,
+        }
+        model = lowering.lower(make_desc("ONE_HOT", fields), "t", target=target)
+        assert ("Slice" in {n.op_type for n in model.graph.node}) == sliced, (count, target)
+        values = np.array([[-2.5, 7.0, 9.0, 11.0][:count]], np.float32)
+        got = ReferenceEvaluator(model).run(
+            None, {"IndicesTensor": np.array([[0], [4], [5], [-1]], np.int32), "ValuesTensor": values}
+        )
+        want = np.full((4, 5), -2.5, np.float32)
+        want[0, 0] = want[1, 4] = want[3, 4] = 7.0
+        np.testing.assert_array_equal(got[0], want)
+
+
 def test_target_is_recorded_in_metadata() -> None:
     for target in ("portable", "cpu", "cuda", "dml"):
         props = {p.key: p.value for p in lowered(CASES[0], target).metadata_props}

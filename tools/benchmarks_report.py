@@ -21,8 +21,8 @@ GAPS = """## Where the targets are missed or PyTorch is faster, why, and what wo
 Percentages are of the copy bandwidth of this run. Patterns that were tried and not adopted, with
 their numbers, are in [patterns.md](patterns.md).
 
-- **LogSoftmax1 over the innermost axis: 64% on rows of 16384 (target met), PyTorch 1.25x faster;
-  38% on rows of 1024 (PyTorch 2.6x faster).** The CUDA EP has two LogSoftmax kernels. On rows of
+- **LogSoftmax1 over the innermost axis: 63% on rows of 16384 (target met), PyTorch 1.25x faster;
+  38% on rows of 1024 (PyTorch 2.5x faster).** The CUDA EP has two LogSoftmax kernels. On rows of
   more than 1024 elements (FLOAT16: more than 2048, or 1025-2048 with fewer than 8192 rows) a block
   per row computes `(x - max) - log(sum)`, which is exact, and the `cuda` target uses it alone.
   Each row is read three times, where PyTorch's kernel keeps the row in shared memory. On shorter
@@ -32,11 +32,13 @@ their numbers, are in [patterns.md](patterns.md).
   LogSoftmax, Slice) was slower (856 GB/s). `tests/test_log_softmax_kernels.py` checks both sides of
   the bound on the GPU. Its kernels: Sub 139 µs, LogSoftmax 130, ArgMax 73 (next section). An If
   that skips the Sub when every row's |max| is at most 64 (the warp kernel's error is then under
-  4e-6) was 1.47x faster on such data and 7% slower on data that needs the Sub (patterns.md, R6); not
-  adopted yet, since it makes the speed depend on the data and adds control flow to the graphs. To
-  close the gap, the warp kernel needs PyTorch's order of operations.
-- **LogSoftmax1 over a few long rows (4, 16 or 64 rows: 20-21%, 1.5x PyTorch at 64 rows, 2.1-7.9x
-  at 4-16; 256 rows: 46%, PyTorch 1.1x faster).** The EP's kernel runs one block per row, about
+  4e-6) was 1.47x faster on such data (2145 GB/s, 56%: still under the target) and 7% slower on data
+  that needs the Sub (patterns.md, R6). It is not adopted: ONNX Runtime reads an If's condition on
+  the host, so the host waits for the GPU in the middle of every graph that holds it (in a larger
+  model, no kernel is queued ahead across it); and its speed would depend on the data. To close the
+  gap, the warp kernel needs PyTorch's order of operations.
+- **LogSoftmax1 over a few long rows (4, 16 or 64 rows: 21%; 2.1-7.8x PyTorch at 4-16 rows, PyTorch
+  1.5x faster at 64; 256 rows: 45%, PyTorch 1.1x faster).** The EP's kernel runs one block per row, about
   11-13 GB/s each: 52 GB/s for 4 rows of 16M, 723 for 64 rows. Its one-step reductions over a few
   long rows are slower still (2 GB/s for 16 rows of 4M). `chunked_chain` cuts each row into chunks
   of up to 65536: every reduction runs over the chunks first, then over their results (the chunk's
@@ -44,13 +46,13 @@ their numbers, are in [patterns.md](patterns.md).
   last Sub was taken in the input's shape, below), and the rule takes it up to 64 rows; at 256 rows
   the EP's kernel is 2.2x faster. It reads the input four times and writes three intermediates. To
   close the gap, the EP needs a split-row softmax.
-- **LogSoftmax1 over leading, middle and several axes (25-30%, 1.4-10x PyTorch).** The EP's kernel
+- **LogSoftmax1 over leading, middle and several axes (20-30%, 1.1-10x PyTorch).** The EP's kernel
   moves an outer axis last with its own Transpose and moves it back afterwards: the two transposes
   cost as much as the softmax. Moving the axes with our own Transpose (`last_axis`) is no faster.
   Reductions over an outer axis run at 550-830 GB/s on the CUDA EP (cuDNN), so a chain of them is
   slower too. On rows of 1024 the exact kernel is not available, and the reduction chain (17%) is
   the fastest.
-- **ArgMax over a leading or middle axis (30-31%; PyTorch 1.8x faster). Hardmax1 there: 46-48%,
+- **ArgMax over a leading or middle axis (30%; PyTorch 1.7-1.8x faster). Hardmax1 there: 46-47%,
   target met, PyTorch 1.5x faster.** The CUDA EP's ArgMax over an outer axis reaches about 470 GB/s
   (and answers 2**31 - 1 for a slice of -inf only, which the lowerings guard). `last_axis` moves the
   axis last with a Transpose and a merging Reshape, and ArgMax then runs on the innermost axis: 2.5x
@@ -61,7 +63,7 @@ their numbers, are in [patterns.md](patterns.md).
   and under 1000 as a whole search (patterns.md, R5). The Transpose (139 µs) costs twice the ArgMax
   (72 µs). To close the gap, ONNX Runtime needs a strided ArgMax kernel.
   On DirectML, the `dml` target maps straight to DML_ARGMAX and DML_ACTIVATION_HARDMAX.
-- **ArgMax and Hardmax1 over one long row (all axes: ArgMax 71%, 0.93x PyTorch; Hardmax1 76%, 0.88x).**
+- **ArgMax and Hardmax1 over one long row (all axes: ArgMax 69%, 0.99x PyTorch; Hardmax1 75%, 0.89x).**
   The EP's ArgMax over a single 64M row reaches 45%. `two_stage` cuts the row into chunks, takes each
   chunk's extreme, then the first chunk holding the overall one: 1.6x faster (1.3x for Hardmax1, whose
   OneHot then writes 64M elements). With 4 rows or more, one pass is already at full speed.
@@ -69,55 +71,66 @@ their numbers, are in [patterns.md](patterns.md).
   (io binding, as here and in DirectML apps), ONNX Runtime's Reshape cannot alias it and copies the
   whole tensor. Hardmax1 over every axis wrote a one-hot of the merged axis and reshaped it: 47%. A
   OneHot of one index with depth 64M alone runs at 3470 GB/s (patterns.md, round 4), so the copy was
-  most of the time. Hardmax1 over several contiguous axes whose last is 256 long or more now writes
-  its one-hot along the last reduced axis, one index per row of it (out of range, a row of zeros,
-  except in the row holding the maximum): 76%. `chunked_chain` takes its last Sub in the input's
+  most of the time. Hardmax1 over several contiguous axes whose last is 64 long or more (256 until this
+  run) writes its one-hot along the last reduced axis, one index per row of it (out of range, a row
+  of zeros, except in the row holding the maximum): 75% over every axis. `chunked_chain` takes its last Sub in the input's
   shape: 665 -> 800 GB/s.
-- **ArgMax and Hardmax1 over axes in several runs (axes 0 and 2 of 256 x 1024 x 256: ArgMax 49%,
-  2.1x PyTorch; Hardmax1 61%, 1.6x; targets met).** When the last run of axes is innermost,
+- **ArgMax and Hardmax1 over axes in several runs (axes 0 and 2 of 256 x 1024 x 256: ArgMax 48%,
+  2.0x PyTorch; Hardmax1 61%, 1.6x; targets met).** When the last run of axes is innermost,
   `inner_first` takes ArgMax over that run where it lies (the rows' extremes and their positions),
   then the first row holding the overall extreme among the other axes, in a tensor 256 times smaller,
   and the position that row's search found. The earlier lowerings moved the whole input with a
   Transpose first (ArgMax 30%, Hardmax1 35%). Hardmax1 writes its one-hot along the last reduced axis,
   in place (as for contiguous axes above), instead of `one_hot_product`'s broadcast Mul. On rows
   shorter than 128 in the innermost run (axes 0 and 2 of 256 x 4096 x 64), the EP's ArgMax scans each
-  row with one thread (270 µs), and the Transpose of the other candidates is faster: ArgMax 30%,
-  Hardmax1 34% (`one_hot_product`), which stay below the target. There a Transpose of the input is
-  the cost (140 µs), as over a leading axis.
-- **ArgMax DECREASING (44% on rows of 16384, 1.84x PyTorch; 32% on rows of 1024, 1.34x; 19% on a
-  leading axis, 0.87x).** The CUDA EP has no `select_last_index`, so the search from the end needs the
-  values reversed. `two_stage` finds each chunk's maximum with a first-index ArgMax (its value is the
-  same), picks the last chunk holding the overall maximum, and reverses only that chunk: 1.5x faster
-  than reversing the whole input on rows of 16384 (the rule takes it from 4096 elements, over trailing
-  axes). The chosen chunk is now gathered as one row of a table of chunks (Gather) rather than element
-  by element (Expand + GatherElements): 1666 -> 1814 GB/s. Its 12 kernels take 120 µs, of which the
-  chunk ArgMax 73; launching them adds about 30 µs. On rows of 1024 the chunks are too short for the EP's ArgMax,
-  and after the Transpose of a
-  leading axis `two_stage` was slower (608 against 741 GB/s) than reversing with a Slice.
-- **Integer ArgMax (INT32 27% of PyTorch, INT64 13%).** The CUDA EP has no integer ArgMax, and its
+  row with one thread (270 µs), and the Transpose of the other candidates is faster: ArgMax 30%, below
+  the target; the Transpose of the input is the cost (144 µs), as over a leading axis. Hardmax1 there
+  now writes its one-hot along the last reduced axis too (rows of 64 and longer, 256 before): 43%,
+  1.25x `one_hot_product` (34%) and 1.18x PyTorch, target met. Its 298 µs of kernels: Transpose 144,
+  ArgMax 75, the OneHot's memset 60, the rows' indices and the one-hot under 20.
+  When the last run is not innermost (axes 0 and 2 of 64 x 1024 x 256 x 4, a kept axis inside), the
+  axes are moved last with a Transpose that ONNX Runtime runs in its generic kernel (265 µs, twice a
+  copy): ArgMax 21% (0.99x PyTorch, whose own permute costs the same), Hardmax1 34% (0.96x; 1.29x
+  `one_hot_product`), LogSoftmax1 20% (1.14x PyTorch). To close the gap, the EP needs a strided
+  ArgMax, or a faster Transpose for such permutations.
+- **ArgMax DECREASING (43% on rows of 16384 in this run and 47% in the previous, with the same
+  graph, 1.85x PyTorch; 32% on rows of 1024, 1.35x; 19% on a leading axis, 0.87x).** The CUDA EP has
+  no `select_last_index`, so the search from the end needs the values reversed. `two_stage` finds each
+  chunk's maximum with a first-index ArgMax (its value is the same), picks the last chunk holding the
+  overall maximum, and reverses only that chunk: 1.4x faster than reversing the whole input on rows
+  of 16384 (the rule takes it from 4096 elements, over trailing axes). The chosen chunk is gathered
+  as one row of a table of chunks (Gather) rather than element by element (Expand + GatherElements):
+  1666 -> 1814 GB/s in the previous run. Its 12 kernels take 120 µs, of which the chunk ArgMax 78;
+  launching them adds about 40 µs (163 µs wall). On rows of 1024 the chunks are too short for the
+  EP's ArgMax, and after the Transpose of a leading axis `two_stage` was slower (608 against 741
+  GB/s) than reversing with a Slice.
+- **Integer ArgMax (INT32 28% of PyTorch, INT64 14%).** The CUDA EP has no integer ArgMax, and its
   TopK misorders ties (docs/gpu-report.md) and is slower than the DOUBLE ArgMax (patterns.md, R5).
-  INT32 on the `cuda` target casts to DOUBLE: 763 GB/s,
-  against 2800 for PyTorch; the Cast and the DOUBLE ArgMax move 20 bytes per element. INT64 on the
+  INT32 on the `cuda` target casts to DOUBLE: 759 GB/s,
+  against 2676 for PyTorch; the Cast and the DOUBLE ArgMax move 20 bytes per element. INT64 on the
   `cuda` target: an ArgMax over a DOUBLE copy finds a value that rounds like the maximum (at most
   2**12 from it); every value is clamped to one step beyond it and measured from there, which is
   exact in FLOAT32, and a FLOAT32 ArgMax picks the first maximum. Six passes, 72 bytes per element:
-  450 GB/s (91 with the 22-bit digits of the last run, which the `portable` target still uses: it
-  has no DOUBLE ArgMax on DirectML). DECREASING: 385 GB/s with `two_stage`. To close the gap, ONNX
+  447 GB/s (91 with the 22-bit digits of the last run, which the `portable` target still uses: it
+  has no DOUBLE ArgMax on DirectML). DECREASING: 390 GB/s with `two_stage`. To close the gap, ONNX
   Runtime needs an integer ArgMax kernel.
-- **OneHot with small depths (35-37% at depth 16, 57% at 256 in this run, 38-40% and 57-61% in the
-  previous; 1.8-3.0x PyTorch).** With an Off
+- **OneHot with small depths (38% at depth 16, 60-61% at 256; 2.0-3.3x PyTorch).** With an Off
   value of 0, the EP's OneHot kernel clears the output (a memset) and then writes one value per index;
   those scattered writes, not the bandwidth, bound it at small depths: at depth 16 the memset takes
   63 µs and the writes of one value per index 95 µs, at depth 256 67 and 19 µs. A Gather from a (depth + 1) x
-  depth table of Off/On values, and Equal + Where, were both slower. From depth 4096 on, OneHot reaches
-  69-70% in this run (73-78% in the previous one, with the same graphs): the memset alone is 60 µs.
-- **MVN per channel in FLOAT16 (0.86x PyTorch).** LayerNormalization in FLOAT16 takes longer than in
+  depth table of Off/On values, and Equal + Where, were both slower. The EP takes the other kernel,
+  which writes every element once, only when the Off value is not 0 (it compares it with 0 on the
+  host, so -0.0 counts as 0). From depth 4096 on, OneHot reaches 72-76% in this run (target met);
+  the two runs before gave 69-70% and 73-78%. The memset alone is 60-63 µs; the rest of the wall time
+  is launching and the copy of Off/On to the host, which the EP reads there. With a 2-element
+  ValuesTensor the lowering no longer slices it first (one kernel less before that copy).
+- **MVN per channel in FLOAT16 (0.87x PyTorch).** LayerNormalization in FLOAT16 takes longer than in
   FLOAT32 for the same element count on the CUDA EP (0.34 against 0.29 ms at 64M). Computing in
   FLOAT32 adds two casts, which cost more; InstanceNormalization is half as fast.
 - **MVN with Scale, Bias and a fused activation (22% per channel, 1.4x PyTorch; 14% across channels,
   2.5x).** Per channel, InstanceNormalization applies Scale and Bias in its own kernel, but the
   activation is one more pass: ONNX Runtime fuses none. Across channels, the reduction chain reads the
-  input three times (23% without Scale/Bias, 3.4x PyTorch), and Scale, Bias and the activation add
+  input three times (23% without Scale/Bias, 3.3x PyTorch), and Scale, Bias and the activation add
   three more passes (five kernels of 130-170 µs each without Scale/Bias). InstanceNormalization over
   the input viewed as (1, N, C*H*W), whose channels are then the batch items, normalizes across
   channels in one node, but cuDNN's kernel reaches only 795 GB/s there (patterns.md, R5).
@@ -135,11 +148,13 @@ their numbers, are in [patterns.md](patterns.md).
 
 # Said of the run in benchmarks/results that this page shows.
 NOTES = [
-    "- LOG_SOFTMAX1 leading-64K and leading-1M (0-3% slower than in_place) are within the run-to-run noise"
-    " of those sizes. HARDMAX1 trailing-256M (in_place 5% slower than two_stage) and LOG_SOFTMAX1 middle-64M"
-    " (in_place 2% slower than last_axis) went the other way in the previous run (in_place 6% and 0% faster).",
-    "- OneHot ran 5-10% slower in this run than in the previous one (depth 4096: 2640 against 2822 GB/s) with"
-    " the same graphs; the machine is shared.",
+    "- LOG_SOFTMAX1 leading-64K (reduce_chain 11% slower than last_axis) and leading-1M (1% slower than"
+    " in_place) take 0.04-0.1 ms, where launching decides; the previous run had both within 3%. LOG_SOFTMAX1"
+    " middle-64M, several-kept-64M and all-64M: within 0.3% of the fastest.",
+    "- HARDMAX1 trailing-256M: in_place 3% slower than two_stage here, 5% in the previous run and 6% faster in"
+    " the one before; the rule keeps two_stage for one row only.",
+    "- This run was up to 9% slower than the previous one on unchanged graphs (ArgMax DECREASING over rows of"
+    " 16384: 1650 against 1814 GB/s; copy 3804 against 3846); the machine is shared.",
 ]
 
 

@@ -59,9 +59,12 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
 
 
 # The one-hot along the last reduced axis needs an index per row of it: at this length or more,
-# those rows cost under 1% of the output's bytes. The rows are told apart by a constant that
-# numbers them over the other reduced axes: at most this many (512 KiB) in the model.
-_ROW_ONE_HOT_MIN = 256
+# those rows' indices (about 13 bytes written per row) cost at most a tenth of a FLOAT16 output's
+# bytes, where every alternative moves the whole output once more (a Reshape or Transpose back, or
+# one_hot_product's broadcast Mul). Only the maximum's row is in range, so OneHot writes one value
+# per kept element after its memset. The rows are told apart by a constant that numbers them over
+# the other reduced axes: at most this many (512 KiB) in the model.
+_ROW_ONE_HOT_MIN = 64
 _ROW_NUMBERS_MAX = 2**16
 
 

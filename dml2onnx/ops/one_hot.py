@@ -42,13 +42,16 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     squeezed = tuple(s for i, s in enumerate(indices.sizes) if i != axis) or (1,)
     onnx_axis = axis if indices.rank > 1 else 1
     idx = b.reshape(inputs["IndicesTensor"], squeezed, "drop_axis", f"removes the size-1 Axis {axis}: ONNX OneHot inserts it")
-    values = b.reshape(inputs["ValuesTensor"], [-1], "flat_values", "ValuesTensor as a list")
-    off_on = b.node(
-        "Slice",
-        [values, b.i64([0], "off_on_start"), b.i64([2], "off_on_end")],
-        "off_on",
-        "element 0 is OffValue, element 1 OnValue",
-    )
+    off_on = b.reshape(inputs["ValuesTensor"], [-1], "flat_values", "ValuesTensor as a list: OffValue, OnValue")
+    if desc.tensor("ValuesTensor").element_count > 2:
+        # Only two elements are read. With exactly two, no Slice: one kernel less before the CUDA
+        # EP's OneHot copies them to the host (it reads them there), which waits for the GPU.
+        off_on = b.node(
+            "Slice",
+            [off_on, b.i64([0], "off_on_start"), b.i64([2], "off_on_end")],
+            "off_on",
+            "element 0 is OffValue, element 1 OnValue",
+        )
 
     def one_hot(index: str, depth_type: dtypes.DataType, value_pair: str, doc: str) -> str:
         depth_value = b.scalar(depth, depth_type, "depth")
