@@ -169,8 +169,7 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
             return "two_stage"
         if (rows == 1 and reduced >= 2**18) or (by_digits and trailing and contiguous):
             return "two_stage"
-    sizes = desc.tensor("InputTensor").sizes if op != "ONE_HOT" else ()
-    if "one_hot_product" in options and not hardmax1.one_hot_on_last_axis_applies(sizes, axes):
+    if "one_hot_product" in options and not hardmax1.one_hot_on_last_axis_applies(desc.tensor("InputTensor").sizes, axes):
         # Axes in several runs: the output is written once in place, with no Transpose back. The
         # other candidates do that too where their one-hot runs along the last reduced axis, and
         # they skip the broadcast Mul of the small one-hots (a full pass over the output): 1.25x on
