@@ -130,9 +130,13 @@ class GraphBuilder:
     def remainder(self, x: str, divisor: str, step: str, doc: str) -> str:
         """x - (x // divisor) * divisor, for non-negative integers: Mod by Div/Mul/Sub, since the
         DirectML EP registers no Mod for 64-bit integers (dml_ep_registry)."""
-        quotient = self.node("Div", [x, divisor], f"{step}_quotient", "x // divisor")
+        return self.divmod(x, divisor, step, doc)[1]
+
+    def divmod(self, x: str, divisor: str, step: str, doc: str, quotient_doc: str = "x // divisor") -> tuple[str, str]:
+        """(x // divisor, the `remainder`), for non-negative integers; `doc` describes the remainder."""
+        quotient = self.node("Div", [x, divisor], f"{step}_quotient", quotient_doc)
         multiple = self.node("Mul", [quotient, divisor], f"{step}_multiple", "(x // divisor) * divisor")
-        return self.node("Sub", [x, multiple], step, doc)
+        return quotient, self.node("Sub", [x, multiple], step, doc)
 
     def scalar(self, value: float | int, dtype: dtypes.DataType, step: str) -> str:
         return self.const(np.asarray(value, dtype=dtype.numpy), step)

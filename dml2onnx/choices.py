@@ -11,7 +11,7 @@ import math
 from . import dtypes, ops
 from .desc import OperatorDesc
 from .errors import UsageError
-from .ops import argmax, common, hardmax1, log_softmax1, mean_variance_normalization
+from .ops import argmax, common, hardmax1, log_softmax1
 from .schema import OPERATORS
 from .targets import TARGETS
 
@@ -65,14 +65,6 @@ def _reduced_axes(desc: OperatorDesc) -> tuple[int, ...]:
     return tuple(sorted(desc["Axes"]))
 
 
-def _per_channel_affine(desc: OperatorDesc) -> bool:
-    """Per-channel MVN whose Scale/Bias vary at most along C: InstanceNormalization's form."""
-    if desc["CrossChannel"] or not desc["NormalizeVariance"] or mean_variance_normalization.spatial_size(desc, (2, 3)) < 2:
-        return False
-    extras = [desc.optional_tensor(n) for n in ("ScaleTensor", "BiasTensor")]
-    return all(t is None or (t.sizes[0], t.sizes[2], t.sizes[3]) == (1, 1, 1) for t in extras)
-
-
 def _rows_and_length(desc: OperatorDesc) -> tuple[int, int]:
     """(kept elements, reduced elements): the rows that the reduction runs over, and their length."""
     x = desc.tensor("InputTensor")
@@ -84,16 +76,12 @@ def available(desc: OperatorDesc, opset: int) -> tuple[str, ...]:
     """The candidates that apply to this desc (others would build the same graph or none)."""
     op = desc.schema.name
     own_rule = getattr(ops.MODULES[op], "variant_applies", None)
-    if own_rule is not None:  # the newer operators' modules say which of their candidates apply
+    if own_rule is not None:  # these operators' modules say which of their candidates apply
         return tuple(v for v in VARIANTS[op] if own_rule(desc, v, opset))
     out = []
     for v in VARIANTS[op]:
         if v == "last_axis" and _reduced_axes(desc)[-1] == desc.tensor("InputTensor").rank - 1:
             continue  # already last: the same graph as in_place
-        if v == "layer_norm" and (opset < 17 or not desc["NormalizeVariance"]):
-            continue
-        if v == "instance_norm" and not _per_channel_affine(desc):
-            continue
         if v == "argmax_max" and len(_reduced_axes(desc)) > 1:
             continue  # one axis only: ArgMax + GatherElements along it
         if v == "two_stage" and not argmax.two_stage_applies(desc):

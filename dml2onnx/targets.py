@@ -38,7 +38,7 @@ def cuda_warp_softmax(length: int, rows: int, itemsize: int) -> bool:
     """Where the CUDA EP's (Log)Softmax takes its warp-per-row kernel (SoftMaxComputeHelper in
     onnxruntime/core/providers/cuda/math/softmax.cc): rows of up to 1024 elements and 4 KiB, and
     rows of 1025-2048 elements and up to 4 KiB (FLOAT16) when there are 8192 rows or more.
-    tests/test_softmax_family.py checks the exactness on both sides of these bounds on the GPU."""
+    tests/test_log_softmax_kernels.py checks the exactness on both sides of these bounds on the GPU."""
     fits = length * itemsize <= 4096
     return fits and (length <= 1024 or (length <= 2048 and rows >= 8192))
 

@@ -37,10 +37,7 @@ def lower_arg(desc: OperatorDesc, b: GraphBuilder, x: str, minimum: bool, last: 
     t = desc.tensor("InputTensor")
     axes = tuple(sorted(desc["Axes"]))
     plan = common.JointAxes(t.sizes, axes, last=moves_axes_last(b.variant))
-    if b.variant == "inner_first":
-        index = inner_first_index(b, x, t.sizes, axes, t.data_type, last, minimum)
-    else:
-        index = plan_index(b, plan, plan.merge(b, x), t.data_type, last, minimum)
+    index = search_index(b, plan, x, t.data_type, last, minimum)
     out = desc.tensor("OutputTensor")
     if out.data_type != dtypes.INT64:
         index = b.cast(index, out.data_type, "output_cast", f"indices as {out.data_type}")
@@ -50,6 +47,15 @@ def lower_arg(desc: OperatorDesc, b: GraphBuilder, x: str, minimum: bool, last: 
 def moves_axes_last(variant: str) -> bool:
     """`last_axis` and `two_stage` reduce the innermost axis: other axes are moved there first."""
     return variant in ("last_axis", "two_stage")
+
+
+def search_index(b: GraphBuilder, plan: common.JointAxes, x: str, dtype: dtypes.DataType, last: bool, minimum: bool) -> str:
+    """The index over the plan's axes of `x` (of the plan's shape), the reduced axis kept as 1, as
+    `plan.restore` takes it: inner_first finds it without moving the input, the other candidates
+    after the plan's merge."""
+    if b.variant == "inner_first":
+        return inner_first_index(b, x, plan.shape, plan.axes, dtype, last, minimum)
+    return plan_index(b, plan, plan.merge(b, x), dtype, last, minimum)
 
 
 def plan_index(b: GraphBuilder, plan: common.JointAxes, merged: str, dtype: dtypes.DataType, last: bool, minimum: bool) -> str:

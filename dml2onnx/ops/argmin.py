@@ -14,16 +14,6 @@ from . import argmax
 validate = argmax.validate  # same fields, tables and relational rules as ARGMAX
 
 
-def variant_applies(desc: OperatorDesc, variant: str, opset: int) -> bool:
-    """`last_axis` only where the axes do not already end at the last dimension (else the same
-    graph); `two_stage` and `inner_first` where ARGMAX's apply."""
-    if variant == "two_stage":
-        return argmax.two_stage_applies(desc)
-    if variant == "inner_first":
-        return argmax.inner_first_applies(desc.tensor("InputTensor").sizes, tuple(sorted(desc["Axes"])))
-    return variant != "last_axis" or max(desc["Axes"]) != desc.tensor("InputTensor").rank - 1
-
-
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     return argmax.lower_arg(desc, b, inputs["InputTensor"], minimum=True, last=desc["AxisDirection"] == "DECREASING")
 

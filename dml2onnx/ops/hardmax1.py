@@ -39,10 +39,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         merged = plan.merge(b, inputs["InputTensor"])
         y = b.node("Hardmax", [merged], "hardmax", "1 at the first maximum of the merged axis", axis=plan.axis)
         return plan.unmerge(b, y)
-    if b.variant == "inner_first":
-        index = argmax.inner_first_index(b, inputs["InputTensor"], x.sizes, axes, x.data_type, False, False)
-    else:
-        index = argmax.plan_index(b, plan, plan.merge(b, inputs["InputTensor"]), x.data_type, False, False)
+    index = argmax.search_index(b, plan, inputs["InputTensor"], x.data_type, False, False)
     if one_hot_on_last_axis_applies(x.sizes, axes):
         return _one_hot_on_last_axis(b, index, x.sizes, axes, x.data_type)
     # The one-hot is written with the in-place plan (which moves only axes that are not
@@ -89,8 +86,7 @@ def _one_hot_on_last_axis(
     kept = [1 if a in axes else s for a, s in enumerate(sizes) if a != last]
     index = b.reshape(index, kept, "index_rows", "the index per kept element, 1 on the other reduced axes")
     depth_value = b.scalar(depth, dtypes.INT64, "row_length")
-    row = b.node("Div", [index, depth_value], "row", "the maximum's row: index // depth")
-    column = b.remainder(index, depth_value, "column", "the maximum's place in its row")
+    row, column = b.divmod(index, depth_value, "column", "the maximum's place in its row", "the maximum's row: index // depth")
     positions_shape = [sizes[a] if a in axes[:-1] else 1 for a in range(len(sizes)) if a != last]
     positions = b.const(np.arange(math.prod(positions_shape), dtype=np.int64).reshape(positions_shape), "row_numbers")
     hit = b.node("Equal", [positions, row], "is_row", "the row holding the maximum")

@@ -84,7 +84,7 @@ def _check_pairing(desc: OperatorDesc) -> None:
 
 
 def candidate_applies(desc: OperatorDesc, variant: str, opset: int) -> bool:
-    """MVN1/MVN2's rule for choices.VARIANTS (the original MVN has its own in choices.py)."""
+    """Which of choices.VARIANTS apply, for the original MVN, MVN1 and MVN2."""
     n = norm(desc)
     rank = desc.tensor("InputTensor").rank
     mean_and_variance = n.use_mean and n.use_variance
@@ -94,6 +94,9 @@ def candidate_applies(desc: OperatorDesc, variant: str, opset: int) -> bool:
         per_channel = rank >= 3 and n.axes == tuple(range(2, rank))
         return mean_and_variance and per_channel and spatial_size(desc, n.axes) > 1 and _per_channel_extras(desc)
     return True
+
+
+variant_applies = candidate_applies
 
 
 def spatial_size(desc: OperatorDesc, axes: Sequence[int]) -> int:
