@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import re
+import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -19,6 +21,7 @@ from . import (
     dml_ep,
     dxdispatch,
     featurelevels,
+    files,
     inspection,
     limits,
     lowering,
@@ -26,9 +29,8 @@ from . import (
     targets,
 )
 from .builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET
-from .errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError
+from .errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError, one_line
 from .executor import Executor
-from .files import inside_current_folder, write_atomic
 
 _FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 
@@ -221,8 +223,7 @@ def _refuse_dml_fallback(name: str, model: onnx.ModelProto, target: str) -> None
 
 
 def _export(args: argparse.Namespace) -> None:
-    if not args.allow_any_path and not inside_current_folder(args.output):
-        raise UsageError(f"-o {args.output} is outside the current folder (pass --allow-any-path to write there)")
+    _check_output_folder(args.output, args.allow_any_path)
     model = dxdispatch.load(args.model, args.feature_level)
     bound_for_dml = "dml" in targets.TARGETS[args.target].runs_on
     # Lower everything before writing anything: a failure leaves the folder untouched.
@@ -247,10 +248,39 @@ def _export(args: argparse.Namespace) -> None:
         for name, m in lowered.items():
             _refuse_dml_fallback(name, m, args.target)
     out = Path(args.output)
+    targets_ = {name: out / f"{name}.onnx" for name in lowered}
+    for target in targets_.values():  # every file checked before the first is written
+        try:
+            files.writable_target(target, from_model=False)
+        except files.PathRefused as e:
+            raise UsageError(f"-o {files.shown(args.output)}: {e}") from None
     for name, m in lowered.items():
-        target = out / f"{name}.onnx"
-        write_atomic(target, m.SerializeToString())
-        print(f"{target}: {_describe(m)}")
+        try:
+            files.write_atomic(targets_[name], m.SerializeToString(), from_model=False)
+        except files.PathRefused as e:  # the folder changed since the check
+            raise UsageError(f"-o {files.shown(args.output)}: {e}") from None
+        except OSError as e:
+            raise RuntimeFailure(f"-o {files.shown(args.output)}: cannot write {name}.onnx: {e.strerror or e}") from None
+        print(f"{targets_[name]}: {_describe(m)}")
+
+
+def _check_output_folder(output: str, allow_any_path: bool) -> None:
+    """`export -o DIR`: a name a folder can have, inside the current folder unless allowed
+    elsewhere, and a folder (or nothing yet) where it points."""
+    try:
+        files.check_name(output, from_model=False)
+    except files.PathRefused as e:
+        raise UsageError(f"-o {e}") from None
+    if not allow_any_path and not files.inside_current_folder(output):
+        raise UsageError(f"-o {files.shown(output)} is outside the current folder (pass --allow-any-path to write there)")
+    try:
+        st = os.stat(output)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise UsageError(f"-o {files.shown(output)}: {e.strerror or e}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"-o {files.shown(output)} is {files.kind(st.st_mode)}, not a folder")
 
 
 def _inspect(args: argparse.Namespace) -> None:
@@ -283,7 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with limits.bytes_limit(args.max_bytes):
             status = commands[args.command](args)
     except Dml2OnnxError as e:
-        print(f"dml2onnx: error: {e}", file=sys.stderr)
+        print(f"dml2onnx: error: {one_line(str(e))}", file=sys.stderr)
         return e.exit_status
     except KeyboardInterrupt:
         return 130

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import lowering
+from . import files, lowering
 from .desc import OperatorDesc, parse_operator_desc, split_type_and_desc
 from .errors import JsonPath, ModelError
 from .jsonvalues import (
@@ -96,14 +96,14 @@ class Model:
 def load(path: str | Path, level: str = NEWEST_LEVEL) -> Model:
     """Read and check a model; its descs are validated for DML_FEATURE_LEVEL `level`."""
     path = Path(path)
+    try:  # named on the command line: a pipe (/dev/stdin) is the user's choice, read up to the limit
+        raw = files.read_regular(path, MAX_MODEL_BYTES, f"{MAX_MODEL_BYTES >> 20} MiB", pipes=True)
+    except files.PathRefused as e:
+        raise ModelError((), str(e)) from None
     try:
-        if path.stat().st_size > MAX_MODEL_BYTES:
-            raise ModelError((), f"'{path}' is larger than {MAX_MODEL_BYTES >> 20} MiB")
-        text = path.read_text(encoding="utf-8-sig")
-    except OSError as e:
-        raise ModelError((), f"cannot read '{path}': {e.strerror or e}") from None
+        text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
-        raise ModelError((), f"'{path}' is not UTF-8 text: {e.reason} at byte {e.start}") from None
+        raise ModelError((), f"{files.shown(path)} is not UTF-8 text: {e.reason} at byte {e.start}") from None
     return parse(load_jsonc(text), path.parent if str(path.parent) else Path("."), path, level)
 
 
@@ -261,6 +261,10 @@ def _write_file(obj: dict[str, Any], path: JsonPath, res: Resource) -> WriteFile
     target = expect_string(obj["targetPath"], path + ("targetPath",))
     if not target:
         raise ModelError(path + ("targetPath",), "must not be empty")
+    try:
+        files.check_name(target)
+    except files.PathRefused as e:
+        raise ModelError(path + ("targetPath",), str(e)) from None
     dims = None
     if "dimensions" in obj:
         p = path + ("dimensions",)

@@ -12,6 +12,14 @@ JsonPath = tuple[PathPart, ...]
 _PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")
 
 
+def one_line(text: str) -> str:
+    """`text` with line breaks, other control characters and unpaired surrogates escaped: a
+    message that quotes a model's strings stays one printable line, whatever they hold."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() and not 0xD800 <= ord(c) <= 0xDFFF else ascii(c)[1:-1] for c in text)
+
+
 def format_path(path: JsonPath) -> str:
     """`("dispatchables", "argmax", "desc", "Axes", 1)` -> `dispatchables.argmax.desc.Axes[1]`."""
     out = ""
@@ -38,8 +46,8 @@ class ModelError(Dml2OnnxError):
 
     def __init__(self, path: JsonPath, rule: str) -> None:
         self.path = tuple(path)
-        self.rule = rule
-        super().__init__(f"{format_path(self.path)}: {rule}")
+        self.rule = one_line(rule)
+        super().__init__(f"{format_path(self.path)}: {self.rule}")
 
 
 class UsageError(Dml2OnnxError):

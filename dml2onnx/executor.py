@@ -9,11 +9,11 @@ from typing import TextIO
 
 import numpy as np
 
-from . import lowering, runtime
+from . import files, lowering, runtime
 from .builder import DEFAULT_OPSET
 from .dxdispatch import Dispatch, Model, Print, WriteFile
-from .errors import ModelError
-from .files import inside_current_folder, npy_bytes, write_atomic
+from .errors import ModelError, RuntimeFailure, format_path
+from .files import npy_bytes
 from .printing import format_print
 from .tensor import TensorDesc
 
@@ -38,6 +38,18 @@ def write_tensor(buffer: bytearray, offset: int, tensor: TensorDesc, values: np.
     _view(buffer, offset, tensor)[...] = values
 
 
+def _check_target(cmd: WriteFile, allow_any_path: bool) -> None:
+    """A writeFile's target, checked before any command runs: inside the current folder unless
+    allowed elsewhere, and nothing there that only a regular file may replace."""
+    where = cmd.path + ("targetPath",)
+    if not allow_any_path and not files.inside_current_folder(cmd.target):
+        raise ModelError(where, f"{files.shown(cmd.target)} is outside the current folder (pass --allow-any-path to write there)")
+    try:
+        files.writable_target(cmd.target)
+    except files.PathRefused as e:
+        raise ModelError(where, str(e)) from None
+
+
 class Executor:
     """Runs the commands in order. `ep` is an EP short name, `auto`, or `reference` (numpy)."""
 
@@ -54,13 +66,10 @@ class Executor:
     ) -> None:
         self.model, self.out, self.log = model, out, log
         self.write_files = write_files
-        if write_files and not allow_any_path:  # refused before anything runs or is written
+        if write_files:  # refused before anything runs or is written
             for cmd in model.commands:
-                if isinstance(cmd, WriteFile) and not inside_current_folder(cmd.target):
-                    raise ModelError(
-                        cmd.path + ("targetPath",),
-                        f"'{cmd.target}' is outside the current folder (pass --allow-any-path to write there)",
-                    )
+                if isinstance(cmd, WriteFile):
+                    _check_target(cmd, allow_any_path)
         self.ep = ep if ep == "reference" else runtime.resolve(ep)
         self.opset, self.target = opset, target
         self.buffers = {name: r.new_buffer() for name, r in model.resources.items()}
@@ -156,5 +165,12 @@ class Executor:
             data = npy_bytes(values.astype(descr).tobytes(), descr, tuple(shape))
         else:
             data = bytes(self.buffers[cmd.resource])
-        write_atomic(target, data)
-        self.log.write(f"Resource '{cmd.resource}' written to '{target.resolve()}'\n")
+        try:
+            written = files.write_atomic(target, data)
+        except files.PathRefused as e:  # the file changed since the check before the run
+            raise ModelError(cmd.path + ("targetPath",), str(e)) from None
+        except OSError as e:
+            raise RuntimeFailure(
+                f"{format_path(cmd.path + ('targetPath',))}: cannot write {files.shown(target)}: {e.strerror or e}"
+            ) from None
+        self.log.write(f"Resource '{cmd.resource}' written to '{written}'\n")

@@ -9,7 +9,7 @@ from typing import TextIO
 import onnx
 from onnx import TensorProto
 
-from . import compose, dxdispatch, limits, lowering
+from . import compose, dxdispatch, files, limits, lowering
 from .errors import ModelError, RuntimeFailure, UsageError
 from .schema import NEWEST_LEVEL
 
@@ -23,19 +23,18 @@ def load(
     if p.suffix.lower() == ".onnx":
         if dispatchable:
             raise UsageError("--dispatchable applies to DxDispatch models, not .onnx files")
+        limit = limits.max_bytes()
         try:
-            size = p.stat().st_size
-        except OSError as e:
-            raise ModelError((), f"cannot read '{path}': {e.strerror or e}") from None
-        if size > limits.max_bytes():
-            raise ModelError((), f"'{path}' is larger than the limit of {limits.describe(limits.max_bytes())} (--max-bytes)")
-        try:
-            model = onnx.load(p)
+            raw = files.read_regular(p, limit, f"the limit of {limits.describe(limit)} (--max-bytes)", pipes=True)
+        except files.PathRefused as e:
+            raise ModelError((), str(e)) from None
+        try:  # external data is not loaded: the graph is what is shown, and its file names are not trusted
+            model = onnx.load_from_string(raw)
             model = onnx.shape_inference.infer_shapes(model)
-        except (OSError, onnx.onnx_cpp2py_export.shape_inference.InferenceError) as e:
-            raise ModelError((), f"cannot read '{path}' as an ONNX model: {e}") from None
+        except onnx.onnx_cpp2py_export.shape_inference.InferenceError as e:
+            raise ModelError((), f"cannot read {files.shown(path)} as an ONNX model: {e}") from None
         except Exception as e:  # protobuf's DecodeError and friends: the file is not a model
-            raise ModelError((), f"'{path}' is not an ONNX model: {type(e).__name__}") from None
+            raise ModelError((), f"{files.shown(path)} is not an ONNX model: {type(e).__name__}") from None
         return model, p.stem
     model = dxdispatch.load(p, level)
     names = list(model.dispatchables)

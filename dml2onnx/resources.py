@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import math
+import os
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes, halfconv, limits
+from . import dtypes, files, halfconv, limits
 from .errors import JsonPath, ModelError
 from .jsonvalues import (
     expect_enum,
@@ -212,40 +213,40 @@ def _mixed_list(items: list[Any], p: JsonPath) -> bytes:
 def _resolve(source: str, model_dir: Path) -> Path:
     """Relative to the model's folder if the file is there, else to the current folder."""
     path = Path(source)
-    if not path.is_absolute() and (model_dir / path).exists():
+    if not path.is_absolute() and os.path.lexists(model_dir / path):
         return model_dir / path
     return path
 
 
 def _file_bytes(source: str, dtype: dtypes.DataType | None, p: JsonPath, model_dir: Path) -> tuple[bytes, dtypes.DataType | None]:
     sp = p + ("sourcePath",)
-    path = _resolve(source, model_dir)
-    suffix = path.suffix.lower()
-    if suffix in (".jpg", ".jpeg", ".png"):
-        raise ModelError(sp, "image initializers are not supported by dml2onnx")
     try:
-        size = path.stat().st_size
-        if size > limits.max_bytes() + 4096:
-            raise ModelError(sp, f"'{source}' ({size} bytes) is larger than the {_limit()}")
-        raw = path.read_bytes()
-    except OSError as e:
-        raise ModelError(sp, f"cannot read '{source}': {e.strerror or e}") from None
-    if suffix != ".npy":
+        files.check_name(source)
+        path = _resolve(source, model_dir)
+        if path.suffix.lower() in (".jpg", ".jpeg", ".png"):
+            raise ModelError(sp, "image initializers are not supported by dml2onnx")
+        raw = files.read_regular(path, limits.max_bytes() + _NPY_MAX_HEADER, f"the {_limit()}", label=source)
+    except files.PathRefused as e:
+        raise ModelError(sp, str(e)) from None
+    if path.suffix.lower() != ".npy":
         return raw, _need_type(dtype, p[:-1], "a raw file initializer")
     file_type, data = read_npy(raw, sp, source)
     if dtype is not None and dtype != file_type:
-        raise ModelError(p[:-1] + ("initialValuesDataType",), f"is {dtype} but '{source}' holds {file_type}")
+        raise ModelError(p[:-1] + ("initialValuesDataType",), f"is {dtype} but {files.shown(source)} holds {file_type}")
     return data, file_type
 
 
 _NPY_MAGIC = b"\x93NUMPY"
+# numpy's own reader refuses headers past 10,000 bytes (np.load's max_header_size): a header is
+# a short dict, and a long one is a way to make literal_eval work hard.
+_NPY_MAX_HEADER = 10_000
 
 
 def read_npy(raw: bytes, p: JsonPath, source: str) -> tuple[dtypes.DataType, bytes]:
     """The data type and the bytes after the header; pickles (object arrays) are refused."""
 
     def bad(why: str) -> ModelError:
-        return ModelError(p, f"'{source}' is not a valid .npy file: {why}")
+        return ModelError(p, f"{files.shown(source)} is not a valid .npy file: {why}")
 
     if not raw.startswith(_NPY_MAGIC) or len(raw) < 10:
         raise bad("missing the NUMPY magic")
@@ -258,6 +259,8 @@ def read_npy(raw: bytes, p: JsonPath, source: str) -> tuple[dtypes.DataType, byt
         (hlen,), start = struct.unpack("<I", raw[8:12]), 12
     else:
         raise bad(f"format version {major} is not supported")
+    if hlen > _NPY_MAX_HEADER:
+        raise bad(f"a header of {hlen} bytes (numpy reads at most {_NPY_MAX_HEADER})")
     if start + hlen > len(raw):
         raise bad("truncated header")
     try:

@@ -226,7 +226,7 @@ def test_runtime_failure_names_the_dispatchable(monkeypatch: pytest.MonkeyPatch)
         (
             lambda m: m["resources"]["input"].update(initialValues={"sourcePath": "."}),
             "resources.input.initialValues.sourcePath",
-            "cannot read",
+            "is a directory, not a regular file",
         ),
         (
             lambda m: m["resources"]["input"].update(initialValuesDataType="BFLOAT16"),
