@@ -4,7 +4,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint export-models clean
+.PHONY: run test test-dml lint export-models clean dml-setup
 
 $(STAMP): requirements.lock pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,11 @@ test: $(STAMP)
 	$(PY) -m ruff check dml2onnx tests
 	$(PY) -m pytest -q
 
+# The DirectML EP under Wine, seconds per session: every model in models/ and a case of each
+# operator and data type of the matrix (tests marked dml). Needs `make dml-setup`.
+test-dml: $(STAMP)
+	$(PY) -m pytest -q -m dml
+
 lint: $(STAMP)
 	$(PY) -m ruff check dml2onnx tests
 
@@ -39,6 +44,11 @@ export-models: $(STAMP)
 # A Netron screenshot of a lowered multi-axis Hardmax1 (needs Debian's chromium and chromium-driver).
 docs/netron-hardmax1.png: $(STAMP)
 	$(PY) tools/netron_screenshot.py models/hardmax1.json hardmax_axes_0_2 $@
+
+# ONNX Runtime's DirectML EP under Wine for `--ep dml` on Linux (Debian 12, as root): Debian packages,
+# the pinned onnxruntime-directml DLLs, the host program, a Wine prefix (tools/dml-setup.sh).
+dml-setup: $(STAMP)
+	PY=$(PY) tools/dml-setup.sh
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis

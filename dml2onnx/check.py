@@ -10,6 +10,7 @@ from typing import TextIO
 from . import dml_ep, lowering, runtime
 from .builder import DEFAULT_OPSET
 from .dxdispatch import Model
+from .errors import RuntimeFailure
 from .executor import Executor
 from .tolerances import compare, tolerance
 
@@ -23,6 +24,7 @@ class Row:
     nodes_on_ep: int
     nodes: int
     ok: bool
+    failure: str = ""  # the EP could not run the model at all
 
 
 def _fmt(x: float) -> str:
@@ -37,32 +39,51 @@ def dynamic(model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSE
     rows: list[Row] = []
     for ep in eps:
         ex = Executor(model, ep, opset, quiet, quiet, target, write_files=False)
-        ex.run()
+        try:
+            ex.run()
+        except RuntimeFailure as e:  # this EP cannot run the model: say why, check the others
+            rows.append(Row("(model)", runtime.name(ep), 0, 0, 0, 0, False, f"cannot run: {e}"))
+            continue
         for i, ((name, got), (_, want)) in enumerate(zip(ex.results, reference.results, strict=True)):
             desc = model.dispatchables[name].desc
             tol = tolerance(desc.schema.name, desc.tensor("OutputTensor").data_type, ep)
             c = compare(got, want, tol)
             session = ex.sessions[name]
-            assert isinstance(session, runtime.Session)
-            assignment = session.assignment()
-            total = sum(len(v) for v in assignment.values())
-            off = len(session.nodes_off_ep())
-            rows.append(Row(f"{i}:{name}", runtime.PROVIDERS[ep], c.max_abs, c.max_rel, total - off, total, c.ok and off == 0))
+            if isinstance(session, runtime.Session):
+                total = sum(len(v) for v in session.assignment().values())
+                off = len(session.nodes_off_ep())
+            else:  # DirectML's API executed the desc itself: no graph, no nodes
+                total = off = 0
+            rows.append(Row(f"{i}:{name}", runtime.name(ep), c.max_abs, c.max_rel, total - off, total, c.ok and off == 0))
     width = max([len(r.dispatch) for r in rows] + [8])
     out.write(f"{'dispatch':<{width}}  {'EP':<22} {'max abs':>9} {'max rel':>9}  {'nodes on EP':>11}  result\n")
     for r in rows:
-        nodes = f"{r.nodes_on_ep}/{r.nodes}"
+        if r.failure:
+            out.write(f"{r.dispatch:<{width}}  {r.ep:<22} {'':>9} {'':>9}  {'':>11}  {r.failure}\n")
+            continue
+        nodes = f"{r.nodes_on_ep}/{r.nodes}" if r.nodes else "the desc"
         out.write(
             f"{r.dispatch:<{width}}  {r.ep:<22} {_fmt(r.max_abs):>9} {_fmt(r.max_rel):>9}  {nodes:>11}  "
             f"{'ok' if r.ok else 'MISMATCH'}\n"
         )
     bad = [r for r in rows if not r.ok]
     out.write(
-        f"{len(rows)} checks on {', '.join(runtime.PROVIDERS[e] for e in eps)} against the numpy reference "
-        f"(onnxruntime {runtime.version()}, target {target}): "
-        + ("all match, every node on its EP\n" if not bad else f"{len(bad)} failed\n")
+        f"{len(rows)} checks on {', '.join(runtime.name(e) for e in eps)} against the numpy reference "
+        f"({_versions(eps)}, target {target}): " + ("all match, every node on its EP\n" if not bad else f"{len(bad)} failed\n")
     )
     return not bad
+
+
+def _versions(eps: list[str]) -> str:
+    """The builds behind the EPs checked: this Python's onnxruntime, and the onnxruntime-directml
+    DLLs that run under Wine for `dml` (on Linux) and `directml`."""
+    wine = {"dml"} if runtime.wine_dml() else set()
+    parts = [f"onnxruntime {runtime.version()}"] if set(eps) - wine - {runtime.DIRECTML} else []
+    if set(eps) & (wine | {runtime.DIRECTML}):
+        from . import winhost
+
+        parts.append(f"onnxruntime-directml {winhost.ORT_VERSION}'s DLLs under Wine")
+    return ", ".join(parts)
 
 
 def static_dml(model: Model, out: TextIO, opset: int = DEFAULT_OPSET, target: str = "portable") -> bool:

@@ -114,10 +114,11 @@ def _parser() -> argparse.ArgumentParser:
     _common(run)
     run.add_argument(
         "--ep",
-        choices=("auto", "cpu", "cuda", "dml"),
+        choices=("auto", "cpu", "cuda", "dml", "directml"),
         default="cpu",
-        help="execution provider (default: cpu); auto picks DirectML, then CUDA, then CPU. "
-        "GPU EPs run with CPU fallback disabled.",
+        help="execution provider (default: cpu); auto picks DirectML, then CUDA, then CPU (on Linux: CUDA, then "
+        "DirectML under Wine, then CPU). GPU EPs run with CPU fallback disabled. dml on Linux: ONNX Runtime's "
+        "DirectML EP under Wine (make dml-setup); directml: DirectML's own API executes each desc, no ONNX",
     )
     run.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     run.add_argument("--allow-any-path", action="store_true", help="let writeFile write outside the current folder")
@@ -154,15 +155,16 @@ def _parser() -> argparse.ArgumentParser:
         help="compare every dispatch on each EP with the numpy reference, or check statically for DirectML",
         description="Run the model's dispatches on each execution provider (CPU fallback disabled on GPUs) and on "
         "the numpy reference, and print per dispatch and EP the max abs/rel error and how many nodes ran on that "
-        "EP. With --static (for --ep dml, which cannot run on Linux): list every node of the lowered graphs that "
+        "EP. With --static (for --ep dml, without running it): list every node of the lowered graphs that "
         "ONNX Runtime's DirectML EP would not take. Exit status 1 on a mismatch or a refused node.",
     )
     _common(check)
     check.add_argument(
         "--ep",
         action="append",
-        choices=("cpu", "cuda", "dml"),
-        help="an EP to check (repeatable; default: every EP this onnxruntime has)",
+        choices=("cpu", "cuda", "dml", "directml"),
+        help="an EP to check (repeatable; default: every EP present, with dml and directml where make dml-setup "
+        "has set up Wine); directml is DirectML's own API executing the desc",
     )
     check.add_argument("--static", action="store_true", help="no execution: the static DirectML EP check")
 
@@ -206,7 +208,7 @@ def _check(args: argparse.Namespace) -> int:
         if args.ep and args.ep != ["dml"]:
             raise UsageError("--static checks the DirectML EP only: use --ep dml or no --ep")
         return 0 if check.static_dml(model, sys.stdout, args.opset, args.target) else 1
-    eps = args.ep or runtime.available()
+    eps = args.ep or runtime.engines()
     for ep in eps:
         runtime.resolve(ep)
     return 0 if check.dynamic(model, eps, sys.stdout, args.opset, args.target) else 1

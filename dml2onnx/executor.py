@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import numpy as np
 
@@ -73,7 +73,7 @@ class Executor:
         self.ep = ep if ep == "reference" else runtime.resolve(ep)
         self.opset, self.target = opset, target
         self.buffers = {name: r.new_buffer() for name, r in model.resources.items()}
-        self.sessions: dict[str, runtime.Session | runtime.ReferenceSession] = {}
+        self.sessions: dict[str, Any] = {}  # runtime.Session, ReferenceSession or dmlapi.DmlApiSession
         self.results: list[tuple[str, np.ndarray]] = []  # (dispatchable, output) per dispatch
         self.emitted: list[tuple[str, np.ndarray]] = []  # (resource, whole buffer) per print/writeFile
         # Tensors bound at initialization (OWNED_BY_DML) take the resources' initial contents.
@@ -85,13 +85,17 @@ class Executor:
 
     @property
     def ep_name(self) -> str:
-        return runtime.PROVIDERS.get(self.ep, "numpy reference")
+        return runtime.name(self.ep)
 
-    def session(self, name: str) -> runtime.Session | runtime.ReferenceSession:
+    def session(self, name: str) -> Any:
         if name not in self.sessions:
             d = self.model.dispatchables[name]
             if self.ep == "reference":
                 self.sessions[name] = runtime.ReferenceSession(name, d.desc)
+            elif self.ep == runtime.DIRECTML:
+                from . import dmlapi
+
+                self.sessions[name] = dmlapi.DmlApiSession(name, d.desc, runtime.DIRECTML)
             else:
                 model = lowering.lower(d.desc, name, self.opset, self.target)
                 self.sessions[name] = runtime.create(model, name, self.ep)

@@ -4,6 +4,8 @@ falling back to the CPU), or the numpy reference."""
 from __future__ import annotations
 
 import importlib
+import os
+import sys
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -24,6 +26,8 @@ INSTALL_HINT = {
     "cpu": "install onnxruntime: pip install dml2onnx[cpu]",
 }
 AUTO_ORDER = ("dml", "cuda", "cpu")
+# Not an execution provider: DirectML's own API executes the desc itself (dml2onnx.dmlapi).
+DIRECTML = "directml"
 
 
 def ort() -> ModuleType:
@@ -42,19 +46,59 @@ def version() -> str:
     return str(ort().__version__)
 
 
+def wine_dml() -> bool:
+    """Whether `dml` means ONNX Runtime's DirectML EP under Wine (dml2onnx.winhost): on Linux,
+    where the onnxruntime module has no DirectML EP (DML2ONNX_WINE_DML=0 turns it off)."""
+    if sys.platform == "win32" or os.environ.get("DML2ONNX_WINE_DML") == "0":
+        return False
+    return PROVIDERS["dml"] not in set(ort().get_available_providers())
+
+
 def available() -> list[str]:
-    """The EP short names this onnxruntime offers, best first."""
+    """The EP short names this onnxruntime offers, best first (`dml` also when the DirectML EP
+    under Wine is set up: files only, Wine is not started here). DirectML under Wine runs on
+    Mesa's CPU Vulkan driver, so it comes after a real GPU's CUDA EP."""
     have = set(ort().get_available_providers())
-    return [ep for ep in AUTO_ORDER if PROVIDERS[ep] in have]
+    order = AUTO_ORDER
+    if wine_dml():
+        from . import winhost
+
+        if winhost.available():
+            have.add(PROVIDERS["dml"])
+            order = ("cuda", "dml", "cpu")
+    return [ep for ep in order if PROVIDERS[ep] in have]
+
+
+def engines() -> list[str]:
+    """What `check` runs by default: the EPs present, and DirectML's own API where it is set up."""
+    from . import dmlapi
+
+    return available() + ([DIRECTML] if dmlapi.missing() is None else [])
+
+
+def name(ep: str) -> str:
+    """How messages name an EP or engine."""
+    return PROVIDERS.get(ep) or {DIRECTML: "DirectML API", "reference": "numpy reference"}.get(ep, ep)
 
 
 def resolve(ep: str) -> str:
-    """`auto` -> the best available EP; a named EP must be available."""
+    """`auto` -> the best available EP; a named EP (or `directml`, DirectML's own API executing
+    the desc) must be available."""
     if ep == "auto":
         return available()[0]
+    if ep == DIRECTML:
+        from . import dmlapi
+
+        if dmlapi.missing() is not None:
+            raise RuntimeFailure(dmlapi.missing_message())
+        return ep
     if ep not in PROVIDERS:
-        raise RuntimeFailure(f"unknown execution provider '{ep}' (auto, cpu, cuda, dml)")
+        raise RuntimeFailure(f"unknown execution provider '{ep}' (auto, cpu, cuda, dml, directml)")
     if ep not in available():
+        if ep == "dml" and wine_dml():
+            from . import winhost
+
+            raise RuntimeFailure(winhost.missing_message())
         raise RuntimeFailure(f"the {PROVIDERS[ep]} is not available in this onnxruntime ({version()}): {INSTALL_HINT[ep]}")
     return ep
 
@@ -91,6 +135,10 @@ def _options(rt: ModuleType) -> Any:
 
 
 def create(model: onnx.ModelProto, name: str, ep: str) -> Session:
+    if ep == "dml" and wine_dml():
+        from . import winhost
+
+        return winhost.create(model, name)
     rt = ort()
     options = _options(rt)
     if ep != "cpu":

@@ -1,0 +1,301 @@
+"""Operator descs as the C structs of directml.h (x64 Windows ABI), packed into one byte blob.
+
+The packing is generic: it follows the schema table's field kinds (schema.py lists the fields in
+struct order), so every operator of the table packs without code of its own. Pointers inside the
+blob hold the blob offset of their target; `Packed.relocations` lists them (pointer offset,
+target offset) so that a C program can copy the blob and rebase each pointer to
+`base + target`. The blob starts with the root `DML_OPERATOR_DESC {Type, Desc*}`, which is
+what `IDMLDevice::CreateOperator` takes.
+
+Layouts (x64: pointers and UINT64 8 bytes, aligned to 8; UINT, INT, FLOAT, BOOL and enums 4):
+
+    DML_OPERATOR_DESC        {UINT Type @0; const void* Desc @8}                          16 bytes
+    DML_TENSOR_DESC          {UINT Type @0; const void* Desc @8}                          16 bytes
+    DML_BUFFER_TENSOR_DESC   {DataType @0; Flags @4; DimensionCount @8; Sizes* @16;
+                              Strides* @24; UINT64 TotalTensorSizeInBytes @32;
+                              UINT GuaranteedBaseOffsetAlignment @40}                     48 bytes
+    DML_SCALAR_UNION         8 bytes, aligned to 8
+
+tests/test_dmlapi.py checks these offsets, and every operator desc's, against Microsoft's
+DirectML.h compiled by mingw-w64's gcc.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from . import dtypes
+from .desc import OperatorDesc
+from .schema import ENUMS, Kind, OperatorSchema
+from .tensor import TensorDesc
+
+# directml.h's DML_OPERATOR_TYPE values of the operators in schema.OPERATORS (the enum counts up
+# from DML_OPERATOR_INVALID = 0 through its DML_TARGET_VERSION blocks; DML_TARGET_VERSION 0x6400).
+OPERATOR_TYPE: dict[str, int] = {
+    "ACTIVATION_ELU": 35,
+    "ACTIVATION_HARDMAX": 36,
+    "ACTIVATION_HARD_SIGMOID": 37,
+    "ACTIVATION_IDENTITY": 38,
+    "ACTIVATION_LEAKY_RELU": 39,
+    "ACTIVATION_LINEAR": 40,
+    "ACTIVATION_LOG_SOFTMAX": 41,
+    "ACTIVATION_PARAMETRIC_SOFTPLUS": 43,
+    "ACTIVATION_RELU": 44,
+    "ACTIVATION_SCALED_ELU": 45,
+    "ACTIVATION_SCALED_TANH": 46,
+    "ACTIVATION_SIGMOID": 47,
+    "ACTIVATION_SOFTMAX": 48,
+    "ACTIVATION_SOFTPLUS": 49,
+    "ACTIVATION_SOFTSIGN": 50,
+    "ACTIVATION_TANH": 51,
+    "ACTIVATION_THRESHOLDED_RELU": 52,
+    "REDUCE": 55,
+    "MEAN_VARIANCE_NORMALIZATION": 73,
+    "ACTIVATION_SHRINK": 90,
+    "ONE_HOT": 95,
+    "MEAN_VARIANCE_NORMALIZATION1": 115,
+    "ACTIVATION_CELU": 128,
+    "ARGMIN": 137,
+    "ARGMAX": 138,
+    "ACTIVATION_GELU": 157,
+    "ACTIVATION_SOFTMAX1": 158,
+    "ACTIVATION_LOG_SOFTMAX1": 159,
+    "ACTIVATION_HARDMAX1": 160,
+    "MEAN_VARIANCE_NORMALIZATION2": 171,
+}
+
+# DML_TENSOR_DATA_TYPE
+DATA_TYPE: dict[str, int] = {
+    "FLOAT32": 1,
+    "FLOAT16": 2,
+    "UINT32": 3,
+    "UINT16": 4,
+    "UINT8": 5,
+    "INT32": 6,
+    "INT16": 7,
+    "INT8": 8,
+    "FLOAT64": 9,
+    "UINT64": 10,
+    "INT64": 11,
+}
+DATA_TYPE_BY_VALUE: dict[int, dtypes.DataType] = {v: dtypes.BY_NAME[k] for k, v in DATA_TYPE.items()}
+
+TENSOR_TYPE_BUFFER = 1  # DML_TENSOR_TYPE_BUFFER
+POINTER = 8
+
+# (size, alignment) of one field of each kind; pointers for tensors, arrays and activations.
+# Kinds schema.Kind does not have yet pack too once added, matched by member name: INT (a signed
+# 4-byte INT) and SCALAR_UNION (DML_SCALAR_UNION, 8 bytes; its value a numpy scalar of the
+# desc's own ValueDataType, whose bytes it holds).
+_SCALAR_UNION = "SCALAR_UNION"
+_FIELD_LAYOUT: dict[str, tuple[int, int]] = {
+    Kind.INPUT.value: (POINTER, POINTER),
+    Kind.OUTPUT.value: (POINTER, POINTER),
+    Kind.UINT_ARRAY.value: (POINTER, POINTER),
+    Kind.ACTIVATION.value: (POINTER, POINTER),
+    Kind.UINT.value: (4, 4),
+    Kind.COUNT.value: (4, 4),
+    Kind.ENUM.value: (4, 4),
+    Kind.BOOL.value: (4, 4),
+    Kind.FLOAT.value: (4, 4),
+    "INT": (4, 4),
+    _SCALAR_UNION: (8, 8),
+}
+
+OPERATOR_DESC_SIZE = 16
+TENSOR_DESC_SIZE = 16
+BUFFER_TENSOR_DESC_SIZE = 48
+BUFFER_TENSOR_DESC_OFFSETS = {
+    "DataType": 0,
+    "Flags": 4,
+    "DimensionCount": 8,
+    "Sizes": 16,
+    "Strides": 24,
+    "TotalTensorSizeInBytes": 32,
+    "GuaranteedBaseOffsetAlignment": 40,
+}
+
+
+def _align(n: int, a: int) -> int:
+    return (n + a - 1) // a * a
+
+
+def _kind_key(kind: Any) -> str:
+    name = getattr(kind, "name", "")
+    return name if name in ("INT", _SCALAR_UNION) else str(getattr(kind, "value", kind))
+
+
+def layout(op: OperatorSchema) -> tuple[int, dict[str, int]]:
+    """(sizeof, {field: offsetof}) of `DML_<op>_OPERATOR_DESC` under the x64 Windows ABI."""
+    offsets: dict[str, int] = {}
+    at, biggest = 0, 1
+    for f in op.fields:
+        try:
+            size, align = _FIELD_LAYOUT[_kind_key(f.kind)]
+        except KeyError:
+            raise NotImplementedError(f"{op.full_name}.{f.name}: no C layout for field kind {f.kind}") from None
+        at = _align(at, align)
+        offsets[f.name] = at
+        at += size
+        biggest = max(biggest, align)
+    return _align(at, biggest), offsets
+
+
+@dataclass
+class Binding:
+    """One tensor of the operator's binding order: what DirectML binds at this index."""
+
+    name: str  # the desc's field name, e.g. "InputTensor"
+    tensor: TensorDesc | None  # None: an optional tensor left null (bound as DML_BINDING_TYPE_NONE)
+
+    @property
+    def size_in_bytes(self) -> int:
+        return 0 if self.tensor is None else self.tensor.size_in_bytes
+
+
+@dataclass
+class Packed:
+    operator: str  # schema name, e.g. "ARGMAX"
+    operator_type: int  # DML_OPERATOR_TYPE
+    blob: bytes
+    relocations: list[tuple[int, int]]  # (offset of a pointer in blob, offset of its target)
+    root: int = 0  # offset of the root DML_OPERATOR_DESC
+    desc: int = OPERATOR_DESC_SIZE  # offset of DML_<op>_OPERATOR_DESC
+    inputs: list[Binding] = field(default_factory=list)
+    outputs: list[Binding] = field(default_factory=list)
+
+    def rebased(self, base: int) -> bytes:
+        """The blob as it would lie at address `base` (what the C side does after copying)."""
+        out = bytearray(self.blob)
+        for at, target in self.relocations:
+            struct.pack_into("<Q", out, at, base + target)
+        return bytes(out)
+
+    def encode_relocations(self) -> bytes:
+        return b"".join(struct.pack("<II", a, t) for a, t in self.relocations)
+
+
+class _Blob:
+    def __init__(self) -> None:
+        self.data = bytearray()
+        self.relocations: list[tuple[int, int]] = []
+
+    def reserve(self, size: int, align: int = 8) -> int:
+        at = _align(len(self.data), align)
+        self.data.extend(b"\0" * (at + size - len(self.data)))
+        return at
+
+    def put(self, fmt: str, at: int, *values: Any) -> None:
+        struct.pack_into("<" + fmt, self.data, at, *values)
+
+    def pointer(self, at: int, target: int | None) -> None:
+        """A pointer field at `at`: null, or the blob offset of its target plus a relocation."""
+        if target is None:
+            self.put("Q", at, 0)
+            return
+        self.put("Q", at, target)
+        self.relocations.append((at, target))
+
+    def uints(self, values: tuple[int, ...] | list[int]) -> int:
+        at = self.reserve(4 * max(len(values), 1), 4)
+        for i, v in enumerate(values):
+            self.put("I", at + 4 * i, v)
+        return at
+
+
+def _tensor(blob: _Blob, t: TensorDesc) -> int:
+    """DML_TENSOR_DESC -> DML_BUFFER_TENSOR_DESC -> Sizes[], Strides[]; returns the first's offset."""
+    tensor_at = blob.reserve(TENSOR_DESC_SIZE)
+    buffer_at = blob.reserve(BUFFER_TENSOR_DESC_SIZE)
+    sizes_at = blob.uints(t.sizes)
+    strides_at = blob.uints(t.strides) if t.strides is not None else None
+    blob.put("I", tensor_at, TENSOR_TYPE_BUFFER)
+    blob.pointer(tensor_at + 8, buffer_at)
+    o = BUFFER_TENSOR_DESC_OFFSETS
+    blob.put("I", buffer_at + o["DataType"], DATA_TYPE[t.data_type.name])
+    blob.put("I", buffer_at + o["Flags"], t.flags)
+    blob.put("I", buffer_at + o["DimensionCount"], t.rank)
+    blob.pointer(buffer_at + o["Sizes"], sizes_at)
+    blob.pointer(buffer_at + o["Strides"], strides_at)
+    blob.put("Q", buffer_at + o["TotalTensorSizeInBytes"], t.size_in_bytes)
+    blob.put("I", buffer_at + o["GuaranteedBaseOffsetAlignment"], t.guaranteed_base_offset_alignment)
+    return tensor_at
+
+
+def _operator(blob: _Blob, desc: OperatorDesc, root_at: int) -> int:
+    """DML_OPERATOR_DESC at `root_at` -> DML_<op>_OPERATOR_DESC (and everything it points to)."""
+    op = desc.schema
+    size, offsets = layout(op)
+    at = blob.reserve(size)
+    blob.put("I", root_at, OPERATOR_TYPE[op.name])
+    blob.pointer(root_at + 8, at)
+    for f in op.fields:
+        p, value = at + offsets[f.name], desc.values[f.name]
+        kind = _kind_key(f.kind)
+        if f.kind in (Kind.INPUT, Kind.OUTPUT):
+            blob.pointer(p, None if value is None else _tensor(blob, value))
+        elif f.kind in (Kind.UINT, Kind.COUNT):
+            blob.put("I", p, value)
+        elif f.kind is Kind.ENUM:
+            assert f.enum is not None
+            blob.put("I", p, ENUMS[f.enum][value])
+        elif f.kind is Kind.BOOL:
+            blob.put("i", p, 1 if value else 0)
+        elif f.kind is Kind.FLOAT:
+            blob.put("f", p, value)
+        elif kind == "INT":
+            blob.put("i", p, value)
+        elif f.kind is Kind.UINT_ARRAY:
+            blob.pointer(p, blob.uints(value) if value else None)
+        elif f.kind is Kind.ACTIVATION:
+            if value is None:
+                blob.pointer(p, None)
+            else:
+                inner_root = blob.reserve(OPERATOR_DESC_SIZE)
+                blob.pointer(p, inner_root)
+                _operator(blob, value, inner_root)
+        elif kind == _SCALAR_UNION:
+            blob.put("8s", p, scalar_union(value))
+        else:
+            raise NotImplementedError(f"{op.full_name}.{f.name}: cannot pack field kind {f.kind}")
+    return at
+
+
+def scalar_union(value: Any) -> bytes:
+    """DML_SCALAR_UNION: the value's own bytes (a numpy scalar or 0-d array), zero-padded to 8."""
+    raw = np.asarray(value).tobytes()
+    if len(raw) > 8:
+        raise ValueError(f"a DML_SCALAR_UNION holds 8 bytes, not {len(raw)}")
+    return raw.ljust(8, b"\0")
+
+
+def bindings(desc: OperatorDesc) -> tuple[list[Binding], list[Binding]]:
+    """The input and output tensors in DirectML's binding order (struct order of each kind)."""
+    op = desc.schema
+    ins = [Binding(f.name, desc.values[f.name]) for f in op.fields if f.kind is Kind.INPUT]
+    outs = [Binding(f.name, desc.values[f.name]) for f in op.fields if f.kind is Kind.OUTPUT]
+    return ins, outs
+
+
+def pack(desc: OperatorDesc) -> Packed:
+    """The desc as directml.h structs in one blob, with its relocations and binding order."""
+    blob = _Blob()
+    root = blob.reserve(OPERATOR_DESC_SIZE)
+    desc_at = _operator(blob, desc, root)
+    ins, outs = bindings(desc)
+    data = bytes(blob.data.ljust(_align(len(blob.data), 8), b"\0"))
+    return Packed(desc.schema.name, OPERATOR_TYPE[desc.schema.name], data, blob.relocations, root, desc_at, ins, outs)
+
+
+def unpack_tensor(blob: bytes, tensor_at: int) -> TensorDesc:
+    """Reads a DML_TENSOR_DESC back from an unrebased blob (for tests and debugging)."""
+    kind, buffer_at = struct.unpack_from("<I4xQ", blob, tensor_at)
+    assert kind == TENSOR_TYPE_BUFFER
+    data_type, flags, rank, sizes_at, strides_at, total, align = struct.unpack_from("<III4xQQQI", blob, buffer_at)
+    sizes = struct.unpack_from(f"<{rank}I", blob, sizes_at)
+    strides = struct.unpack_from(f"<{rank}I", blob, strides_at) if strides_at else None
+    return TensorDesc(DATA_TYPE_BY_VALUE[data_type], tuple(sizes), tuple(strides) if strides else None, flags, total, align)
