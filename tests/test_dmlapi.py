@@ -834,3 +834,68 @@ def test_padded_buffers_keep_their_tail() -> None:
     result = dmlapi.execute(make_desc("ACTIVATION_RELU", fields), {"InputTensor": x})
     np.testing.assert_array_equal(result.output, np.maximum(x, 0))
     assert result.raw["OutputTensor"][48:] == b"\xcd" * 16
+
+
+# --- tests/test_invalid_models.py's desc rules through DirectML's own validation ----------------
+
+# Where dml2onnx refuses a desc that DirectML.dll (of onnxruntime-directml 1.24.4) creates and
+# runs, with what it computed on all-ones inputs. Each is a validation disagreement to settle
+# (README): until then this pins it, so that a change on either side is seen.
+DIRECTML_ACCEPTS = {
+    "hardmax-duplicate-axis": [1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0],  # Axes [2, 2]: as Axes [2]
+    "hardmax-no-axes": [1.0] * 8,  # AxisCount 0: every element its own row
+    "mvn-softplus-steepness": [float("inf")] * 8,  # Steepness 0: softplus divides by it
+    "one-hot-ranks": [1.0] * 8,  # ValuesTensor of another DimensionCount
+}
+
+
+def _desc_cases() -> list[tuple[str, dict[str, Any]]]:
+    """The invalid-model cases whose fault is in the desc: parsed, but refused by validate()."""
+    import copy
+
+    from test_invalid_models import CASES, base_models
+
+    from dml2onnx import lowering
+    from dml2onnx.errors import Dml2OnnxError
+
+    out = []
+    for name, base, mutate, _, _ in CASES:
+        model = copy.deepcopy(base_models()[base])
+        mutate(model)
+        d = model["dispatchables"]["op"]
+        try:
+            desc = parse_operator_desc(d["type"].removeprefix("DML_OPERATOR_"), d["desc"], ("desc",), ("type",))
+        except Dml2OnnxError:
+            continue  # refused while parsing: no desc to hand to DirectML
+        try:
+            lowering.validate(desc)
+        except Dml2OnnxError:
+            out.append((name, d))
+    return out
+
+
+DESC_CASES = _desc_cases()
+
+
+@live
+@pytest.mark.parametrize(("name", "dispatchable"), DESC_CASES, ids=[n for n, _ in DESC_CASES])
+def test_invalid_descs_through_directml_validation(name: str, dispatchable: dict[str, Any]) -> None:
+    """DirectML refuses (CreateOperator's E_INVALIDARG) every desc dml2onnx refuses, except the
+    ones in DIRECTML_ACCEPTS, which it runs with the values recorded there."""
+    desc = parse_operator_desc(dispatchable["type"].removeprefix("DML_OPERATOR_"), dispatchable["desc"], ("desc",), ("type",))
+    feeds = {
+        f.name: np.ones(t.sizes, t.data_type.numpy)
+        for f in desc.schema.fields
+        if f.kind == Kind.INPUT and (t := desc.optional_tensor(f.name)) is not None
+    }
+    if name in DIRECTML_ACCEPTS:
+        got = dmlapi.execute(desc, feeds).output.ravel()[:8].tolist()
+        assert got == DIRECTML_ACCEPTS[name]
+        return
+    with pytest.raises(dmlapi.DmlApiError) as refused:
+        dmlapi.execute(desc, feeds)
+    assert refused.value.hresult == 0x80070057, str(refused.value)
+
+
+def test_the_desc_cases_cover_every_operator_rule() -> None:
+    assert len(DESC_CASES) >= 20 and set(DIRECTML_ACCEPTS) <= {n for n, _ in DESC_CASES}
