@@ -111,7 +111,7 @@ def bench(
     opset: int = 17,
     target: str = "portable",
 ) -> dict[str, Any]:
-    ep = runtime.resolve(ep)
+    ep = runtime.resolve(ep, bound_io=True)
     log.write(f"dml2onnx bench: measuring the copy bandwidth on {runtime.PROVIDERS[ep]}...\n")
     copy = copy_bandwidth(ep)
     feeds = first_feeds(model)

@@ -42,7 +42,7 @@ def dynamic(model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSE
         try:
             ex.run()
         except RuntimeFailure as e:  # this EP cannot run the model: say why, check the others
-            rows.append(Row("(model)", runtime.name(ep), 0, 0, 0, 0, False, f"cannot run: {e}"))
+            rows.append(Row("(model)", runtime.label(ep), 0, 0, 0, 0, False, f"cannot run: {e}"))
             continue
         for i, ((name, got), (_, want)) in enumerate(zip(ex.results, reference.results, strict=True)):
             desc = model.dispatchables[name].desc
@@ -54,7 +54,7 @@ def dynamic(model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSE
                 off = len(session.nodes_off_ep())
             else:  # DirectML's API executed the desc itself: no graph, no nodes
                 total = off = 0
-            rows.append(Row(f"{i}:{name}", runtime.name(ep), c.max_abs, c.max_rel, total - off, total, c.ok and off == 0))
+            rows.append(Row(f"{i}:{name}", runtime.label(ep), c.max_abs, c.max_rel, total - off, total, c.ok and off == 0))
     width = max([len(r.dispatch) for r in rows] + [8])
     out.write(f"{'dispatch':<{width}}  {'EP':<22} {'max abs':>9} {'max rel':>9}  {'nodes on EP':>11}  result\n")
     for r in rows:
@@ -68,7 +68,7 @@ def dynamic(model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSE
         )
     bad = [r for r in rows if not r.ok]
     out.write(
-        f"{len(rows)} checks on {', '.join(runtime.name(e) for e in eps)} against the numpy reference "
+        f"{len(rows)} checks on {', '.join(runtime.label(e) for e in eps)} against the numpy reference "
         f"({_versions(eps)}, target {target}): " + ("all match, every node on its EP\n" if not bad else f"{len(bad)} failed\n")
     )
     return not bad
@@ -76,10 +76,10 @@ def dynamic(model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSE
 
 def _versions(eps: list[str]) -> str:
     """The builds behind the EPs checked: this Python's onnxruntime, and the onnxruntime-directml
-    DLLs that run under Wine for `dml` (on Linux) and `directml`."""
-    wine = {"dml"} if runtime.wine_dml() else set()
-    parts = [f"onnxruntime {runtime.version()}"] if set(eps) - wine - {runtime.DIRECTML} else []
-    if set(eps) & (wine | {runtime.DIRECTML}):
+    DLLs that run under Wine for `directml` and (on Linux) `dml`."""
+    under_wine = [ep for ep in eps if ep == runtime.DIRECTML or (ep == "dml" and runtime.wine_dml())]
+    parts = [f"onnxruntime {runtime.version()}"] if len(under_wine) < len(eps) else []
+    if under_wine:
         from . import winhost
 
         parts.append(f"onnxruntime-directml {winhost.ORT_VERSION}'s DLLs under Wine")

@@ -250,20 +250,20 @@ def _export(args: argparse.Namespace) -> None:
         for name, m in lowered.items():
             _refuse_dml_fallback(name, m, args.target)
     out = Path(args.output)
-    targets_ = {name: out / f"{name}.onnx" for name in lowered}
-    for target in targets_.values():  # every file checked before the first is written
+    paths = {name: out / f"{name}.onnx" for name in lowered}
+    for target in paths.values():  # every file checked before the first is written
         try:
             files.writable_target(target, from_model=False)
         except files.PathRefused as e:
             raise UsageError(f"-o {files.shown(args.output)}: {e}") from None
     for name, m in lowered.items():
         try:
-            files.write_atomic(targets_[name], m.SerializeToString(), from_model=False)
+            files.write_atomic(paths[name], m.SerializeToString(), from_model=False)
         except files.PathRefused as e:  # the folder changed since the check
             raise UsageError(f"-o {files.shown(args.output)}: {e}") from None
         except OSError as e:
             raise RuntimeFailure(f"-o {files.shown(args.output)}: cannot write {name}.onnx: {e.strerror or e}") from None
-        print(f"{targets_[name]}: {_describe(m)}")
+        print(f"{paths[name]}: {_describe(m)}")
 
 
 def _check_output_folder(output: str, allow_any_path: bool) -> None:
@@ -271,10 +271,9 @@ def _check_output_folder(output: str, allow_any_path: bool) -> None:
     elsewhere, and a folder (or nothing yet) where it points."""
     try:
         files.check_name(output, from_model=False)
+        files.refuse_outside(output, allow_any_path)
     except files.PathRefused as e:
         raise UsageError(f"-o {e}") from None
-    if not allow_any_path and not files.inside_current_folder(output):
-        raise UsageError(f"-o {files.shown(output)} is outside the current folder (pass --allow-any-path to write there)")
     try:
         st = os.stat(output)
     except FileNotFoundError:

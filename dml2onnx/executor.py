@@ -41,13 +41,11 @@ def write_tensor(buffer: bytearray, offset: int, tensor: TensorDesc, values: np.
 def _check_target(cmd: WriteFile, allow_any_path: bool) -> None:
     """A writeFile's target, checked before any command runs: inside the current folder unless
     allowed elsewhere, and nothing there that only a regular file may replace."""
-    where = cmd.path + ("targetPath",)
-    if not allow_any_path and not files.inside_current_folder(cmd.target):
-        raise ModelError(where, f"{files.shown(cmd.target)} is outside the current folder (pass --allow-any-path to write there)")
     try:
+        files.refuse_outside(cmd.target, allow_any_path)
         files.writable_target(cmd.target)
     except files.PathRefused as e:
-        raise ModelError(where, str(e)) from None
+        raise ModelError(cmd.path + ("targetPath",), str(e)) from None
 
 
 class Executor:
@@ -85,7 +83,7 @@ class Executor:
 
     @property
     def ep_name(self) -> str:
-        return runtime.name(self.ep)
+        return runtime.label(self.ep)
 
     def session(self, name: str) -> Any:
         if name not in self.sessions:

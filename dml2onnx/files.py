@@ -280,6 +280,13 @@ def npy_bytes(array_bytes: bytes, descr: str, shape: tuple[int, ...]) -> bytes:
     return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode("latin1") + array_bytes
 
 
+def refuse_outside(target: str | Path, allow_any_path: bool) -> None:
+    """A writeFile target or `export -o` must stay inside the current folder unless
+    --allow-any-path is given. The name must have passed `check_name`."""
+    if not allow_any_path and not inside_current_folder(target):
+        raise PathRefused(f"{shown(target)} is outside the current folder (pass --allow-any-path to write there)")
+
+
 def inside_current_folder(target: str | Path) -> bool:
     """True when `target` (relative to the current folder) stays inside it, links resolved.
     The name must have passed `check_name`."""

@@ -54,16 +54,17 @@ def wine_dml() -> bool:
     return PROVIDERS["dml"] not in set(ort().get_available_providers())
 
 
-def available() -> list[str]:
+def available(bound_io: bool = False) -> list[str]:
     """The EP short names this onnxruntime offers, best first (`dml` also when the DirectML EP
     under Wine is set up: files only, Wine is not started here). DirectML under Wine runs on
-    Mesa's CPU Vulkan driver, so it comes after a real GPU's CUDA EP."""
+    Mesa's CPU Vulkan driver, so it comes after a real GPU's CUDA EP. `bound_io`: only EPs whose
+    sessions take device-bound inputs and outputs (bench), which the Wine host does not."""
     have = set(ort().get_available_providers())
     order = AUTO_ORDER
     if wine_dml():
         from . import winhost
 
-        if winhost.available():
+        if winhost.available() and not bound_io:
             have.add(PROVIDERS["dml"])
             order = ("cuda", "dml", "cpu")
     return [ep for ep in order if PROVIDERS[ep] in have]
@@ -76,16 +77,18 @@ def engines() -> list[str]:
     return available() + ([DIRECTML] if dmlapi.missing() is None else [])
 
 
-def name(ep: str) -> str:
+def label(ep: str) -> str:
     """How messages name an EP or engine."""
     return PROVIDERS.get(ep) or {DIRECTML: "DirectML API", "reference": "numpy reference"}.get(ep, ep)
 
 
-def resolve(ep: str) -> str:
+def resolve(ep: str, bound_io: bool = False) -> str:
     """`auto` -> the best available EP; a named EP (or `directml`, DirectML's own API executing
-    the desc) must be available."""
+    the desc) must be available. `bound_io` as for `available`."""
     if ep == "auto":
-        return available()[0]
+        return available(bound_io)[0]
+    if bound_io and ep == "dml" and wine_dml():
+        raise RuntimeFailure(f"device-bound I/O (bench) is not available on {label(ep)} under Wine")
     if ep == DIRECTML:
         from . import dmlapi
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import atexit
 import collections
+import functools
 import hashlib
 import os
 import select
@@ -99,6 +100,7 @@ def home() -> Path:
     return Path.home() / ".cache" / "dml2onnx" / f"directml-{ORT_VERSION}"
 
 
+@functools.cache  # runtime.available() asks on every session; the sources do not change meanwhile
 def built_name(source: Path) -> str:
     """A host program's file name, `<stem>-<hash>.exe`: the hash covers its source and
     host_common.h, so a change to either needs a rebuild."""
@@ -477,13 +479,11 @@ def host() -> Host:
 
 
 class _HostSession:
-    """What `Session.session` holds for a Wine session: the id on the host (no io_binding)."""
+    """What `Session.session` holds for a Wine session: the id on the host. It has no
+    io_binding: runtime.resolve(..., bound_io=True) keeps bench off the Wine host."""
 
     def __init__(self, sid: int) -> None:
         self.sid = sid
-
-    def io_binding(self) -> Any:
-        raise RuntimeFailure("device-bound I/O (bench) is not available on the DirectML EP under Wine")
 
 
 @dataclass

@@ -177,6 +177,21 @@ def test_missing_setup_is_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     assert "make dml-setup" in str(e.value) and "\n" not in str(e.value)
 
 
+def test_bench_keeps_off_the_wine_host() -> None:
+    """bench binds inputs and outputs on the device, which the Wine host cannot: `auto` passes it
+    by, and `--ep dml` is refused in one line before anything is measured."""
+    assert "dml" in runtime.available() and "dml" not in runtime.available(bound_io=True)
+    model = str(ROOT / "models" / "argmax.json")
+    status, out, err = run_cli("bench", model, "-i", "2")
+    assert status == 0 and "[CPUExecutionProvider]" in out, err
+    status, out, err = run_cli("bench", model, "--ep", "dml")
+    assert (
+        status == 1
+        and out == ""
+        and err == ("dml2onnx: error: device-bound I/O (bench) is not available on DmlExecutionProvider under Wine\n")
+    )
+
+
 def test_run_argmax_matches_the_cpu_ep() -> None:
     """The command line end to end in fresh processes (each starts its own Wine host)."""
 
