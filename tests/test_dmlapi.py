@@ -20,6 +20,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import dml_findings
 import numpy as np
 import pytest
 
@@ -755,21 +756,6 @@ def test_finding_float16_mvn_loses_precision_with_an_offset() -> None:
     assert errors["FLOAT16"] > 0.02 and errors["FLOAT32"] < 5e-5, errors
 
 
-def _known_disagreement(case_id: str) -> str | None:
-    """The category of a matrix case where DirectML and the reference are known to disagree."""
-    return next((why for pattern, why in KNOWN_DISAGREEMENTS if re.match(pattern, case_id)), None)
-
-
-KNOWN_DISAGREEMENTS = (
-    (r"^(REDUCE-)?(ARGMAX|ARGMIN)-INT64-", "INT64 order: low halves compared as signed"),
-    (r"^REDUCE-(MAX|MIN)-INT64-", "INT64 order: low halves compared as signed"),
-    (r"^REDUCE-LOG_SUM_EXP-", "LOG_SUM_EXP not stabilized"),
-    (r"^(REDUCE-(L1|L2|SUM|MULTIPLY|SUM_SQUARE)|ACTIVATION_(LINEAR|SCALED_ELU))-FLOAT16", "FLOAT16 overflow saturates"),
-    (r"^MVN[12]?-FLOAT16-", "FLOAT16 MVN precision"),
-    (r"^ACTIVATION_SHRINK-(U?INT)", "integer SHRINK rounding"),
-)
-
-
 @live
 def test_matrix_through_directml_api() -> None:
     """tests/matrix.py's every case through DirectML's API: each either matches the reference
@@ -785,12 +771,12 @@ def test_matrix_through_directml_api() -> None:
         out = desc.tensor("OutputTensor").data_type
         ok = tolerances.compare(got, want, tolerances.tolerance(desc.schema.name, out, "dml")).ok
         if not ok:
-            why = _known_disagreement(case.id)
+            why = dml_findings.known_disagreement(case.id)
             if why is None:
                 unexplained.append(case.id)
             seen.add(why)
     assert unexplained == []
-    assert seen == {why for _, why in KNOWN_DISAGREEMENTS}
+    assert seen == {why for _, why in dml_findings.KNOWN_DISAGREEMENTS}
 
 
 @live
