@@ -17,5 +17,4 @@ KNOWN_DISAGREEMENTS = (
     (r"^REDUCE-LOG_SUM_EXP-", "LOG_SUM_EXP not stabilized"),
     (r"^(REDUCE-(L1|L2|SUM|MULTIPLY|SUM_SQUARE)|ACTIVATION_(LINEAR|SCALED_ELU))-FLOAT16", "FLOAT16 overflow saturates"),
     (r"^MVN[12]?-FLOAT16-", "FLOAT16 MVN precision"),
-    (r"^ACTIVATION_SHRINK-(U?INT)", "integer SHRINK rounding"),
 )

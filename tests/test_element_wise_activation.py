@@ -94,13 +94,19 @@ def test_shrink_leaky_elu_edges_of_float32() -> None:
         ("ACTIVATION_RELU", "INT8", {}, [-128, -1, 0, 1, 127], [0, 0, 0, 1, 127]),
         ("ACTIVATION_RELU", "INT16", {}, [-32768, -5, 32767], [0, 0, 32767]),
         ("ACTIVATION_RELU", "INT32", {}, [-(2**31), -1, 2**31 - 1], [0, 0, 2**31 - 1]),
-        # trunc(x - 1.5): 3 -> 1, and trunc(-3 + 1.5) = -1; |x| <= Threshold -> 0
-        ("ACTIVATION_SHRINK", "INT32", {"Bias": 1.5, "Threshold": 1.0}, [-3, -1, 0, 1, 3], [-1, 0, 0, 0, 1]),
+        # What DirectML's API computed (FLOAT32 arithmetic, half to even, saturated): 3 - 1.5 -> 2,
+        # -3 + 1.5 -> -2; |x| <= Threshold -> 0
+        ("ACTIVATION_SHRINK", "INT32", {"Bias": 1.5, "Threshold": 1.0}, [-3, -1, 0, 1, 3], [-2, 0, 0, 0, 2]),
+        ("ACTIVATION_SHRINK", "INT32", {"Bias": 0.5, "Threshold": 0.0}, [-3, -2, -1, 0, 1, 2, 3, 16777217, 2**31 - 1, -(2**31)],
+         [-2, -2, 0, 0, 0, 2, 2, 16777216, 2**31 - 1, -(2**31)]),
         # x > 1.5 means x >= 2; saturation at the type's ends
         ("ACTIVATION_SHRINK", "INT8", {"Bias": -10.0, "Threshold": 1.5}, [-128, -2, -1, 1, 2, 120], [-128, -12, 0, 0, 12, 127]),
         ("ACTIVATION_SHRINK", "UINT8", {"Bias": 3.0, "Threshold": 0.0}, [0, 1, 2, 255], [0, 0, 0, 252]),
         ("ACTIVATION_SHRINK", "UINT8", {"Bias": -3.25, "Threshold": 0.0}, [0, 1, 252, 253], [0, 4, 255, 255]),
-        ("ACTIVATION_SHRINK", "UINT32", {"Bias": 0.5, "Threshold": 0.5}, [0, 1, 2**31, 2**32 - 1], [0, 0, 2**31 - 1, 2**32 - 2]),
+        # 2**32 - 1 is 2**32 in FLOAT32: saturated; 2**32 - 129 rounds down to 2**32 - 256 first
+        ("ACTIVATION_SHRINK", "UINT32", {"Bias": 0.5, "Threshold": 0.5}, [0, 1, 2**31, 2**32 - 1], [0, 0, 2**31, 2**32 - 1]),
+        ("ACTIVATION_SHRINK", "UINT32", {"Bias": -0.5, "Threshold": 0.0}, [1, 2, 2**32 - 129, 2**32 - 128, 2**32 - 1],
+         [2, 2, 2**32 - 256, 2**32 - 1, 2**32 - 1]),
         ("ACTIVATION_SHRINK", "INT32", {"Bias": "inf", "Threshold": 0.0}, [-5, 0, 5], [2**31 - 1, 0, -(2**31)]),
         ("ACTIVATION_SHRINK", "INT16", {"Bias": 0.0, "Threshold": "inf"}, [-32768, 32767], [0, 0]),
         ("ACTIVATION_SHRINK", "UINT16", {"Bias": 1.0, "Threshold": -5.0}, [0, 65535], [0, 65534]),
@@ -177,8 +183,9 @@ def test_integers_match_reference_exactly(ep: str, case: tuple[str, dict[str, An
 @SETTINGS
 @given(case=activation_cases(integers=True))
 def test_integer_shrink_reference_against_float64(case: tuple[str, dict[str, Any], np.ndarray]) -> None:
-    """Where float64 holds x -+ Bias exactly, the reference is trunc() of the page's formula,
-    clipped to the type."""
+    """Where FLOAT32 holds x and x -+ Bias exactly (DirectML computes in FLOAT32), the reference is
+    the page's formula on the real numbers, rounded half to even (as DirectML rounds) and clipped
+    to the type."""
     op, f, x = case
     if op != "ACTIVATION_SHRINK":
         return
@@ -190,8 +197,8 @@ def test_integer_shrink_reference_against_float64(case: tuple[str, dict[str, Any
     err = (v - shifted) - sign * bias  # Fast2Sum: 0 where the float64 difference is exact
     y = np.where(sign == 0, 0.0, shifted)
     info = np.iinfo(x.dtype)
-    exact = err == 0
-    np.testing.assert_array_equal(got[exact], np.clip(np.trunc(y), info.min, info.max).astype(x.dtype)[exact])
+    exact = (err == 0) & (v.astype(np.float32) == v) & (y.astype(np.float32) == y)
+    np.testing.assert_array_equal(got[exact], np.clip(np.rint(y), info.min, info.max).astype(x.dtype)[exact])
 
 
 # -- lowering shapes ---------------------------------------------------------------------------

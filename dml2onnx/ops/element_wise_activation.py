@@ -6,18 +6,19 @@ result rounded once).
 Integer tensors (from feature level 5_1) are lowered exactly in integer arithmetic:
 - RELU (INT32, INT16, INT8): Max(x, 0) in INT32 (the CUDA EP has no integer Relu and no Max below
   32 bits).
-- SHRINK (INT32/16/8, UINT32/16/8): Bias and Threshold stay FLOATs, as in DirectML. The page does
-  not say how an integer result is rounded, so this tool defines it: the comparisons x > Threshold
-  and x < -Threshold are exact (as real numbers), the result is the exact x - Bias or x + Bias
-  rounded toward zero and saturated to the data type's range. The graph computes it in INT64 with
-  the Threshold and Bias turned into integer bounds at lowering time; NaN parameters are refused
-  for integer tensors (no integer result would follow from them).
+- SHRINK (INT32/16/8, UINT32/16/8): the page does not say how an integer result is rounded, so
+  what DirectML computes settles it (measured through DirectML's own API, every integer type, 12
+  Bias/Threshold pairs including infinite and 3e9 Biases, bit for bit): x is converted to FLOAT32
+  (rounding to nearest even, so INT32 values past 2**24 lose their low bits), compared with the
+  FLOAT32 Threshold and shifted by the FLOAT32 Bias in FLOAT32 arithmetic, rounded half to even,
+  and saturated to the data type's range. The graph does the same with the float lowering, Round
+  and Clip; nothing is compared in INT64 (the DirectML EP orders INT64 values past 31 bits wrongly).
+  NaN parameters are refused for integer tensors (no integer result follows from them).
 """
 
 from __future__ import annotations
 
 import math
-from fractions import Fraction
 
 import numpy as np
 
@@ -27,9 +28,7 @@ from ..desc import OperatorDesc
 from ..errors import ModelError
 from . import activations, common
 
-I64 = dtypes.INT64
-# |x| < 2**32 for every integer type taken here: parameters beyond +-2**40 act as if infinite
-_FAR = 2**40
+F32 = dtypes.FLOAT32
 
 
 def validate(desc: OperatorDesc) -> None:
@@ -63,45 +62,27 @@ def _relu_int(b: GraphBuilder, x: str, dtype: dtypes.DataType, p: dict[str, floa
     return b.cast(y, dtype, f"to_{dtype.name.lower()}", f"result in {dtype}") if narrow else y
 
 
-def _bound(value: float) -> float:
-    return max(-_FAR, min(_FAR, value))
-
-
 def _shrink_int(b: GraphBuilder, x: str, dtype: dtypes.DataType, p: dict[str, float]) -> str:
-    bias, threshold = float(np.float32(p["Bias"])), _bound(float(np.float32(p["Threshold"])))
-    x64 = b.cast(x, I64, "to_int64", "x in INT64: x - Bias cannot overflow")
-    # for integer x: x > T <=> x > floor(T), and x < -T <=> x < ceil(-T)
-    above = b.node("Greater", [x64, b.scalar(math.floor(threshold), I64, "floor_threshold")], "above", "x > Threshold")
-    below = b.node("Less", [x64, b.scalar(math.ceil(-threshold), I64, "ceil_minus_threshold")], "below", "x < -Threshold")
-    low = _minus(b, x64, -bias, "plus_bias", "x + Bias")
-    rest = b.node("Where", [below, low, b.scalar(0, I64, "zero")], "low_or_zero", "x + Bias if x < -Threshold else 0")
-    y = b.node("Where", [above, _minus(b, x64, bias, "minus_bias", "x - Bias"), rest], "shrink", "x - Bias if x > Threshold")
-    if bias != 0:
-        y = _saturate(b, y, dtype)
-    return b.cast(y, dtype, f"to_{dtype.name.lower()}", f"result in {dtype}")
+    x32 = b.cast(x, F32, "to_float32", "x in FLOAT32, as DirectML computes it")
+    y = b.node("Round", [activations.ACTIVATIONS["ACTIVATION_SHRINK"].lower(b, x32, p)], "round", "rounded half to even")
+    lo, hi = _float32_range(dtype)
+    clipped = b.node("Clip", [y, b.scalar(lo, F32, "type_min"), b.scalar(hi, F32, "type_max")], "saturate", "saturated")
+    out = b.cast(clipped, dtype, f"to_{dtype.name.lower()}", f"result in {dtype}")
+    if hi == np.iinfo(dtype.numpy).max:
+        return out
+    # The type's largest value has no FLOAT32 twin (2**31 - 1, 2**32 - 1): past the largest float
+    # below it, the result is that value.
+    over = b.node("Greater", [y, b.scalar(hi, F32, "largest_float_below_max")], "over", f"above {dtype}'s range")
+    return b.node("Where", [over, b.scalar(int(np.iinfo(dtype.numpy).max), dtype, "max"), out], "saturate_max", "saturated")
 
 
-def _minus(b: GraphBuilder, x64: str, bias: float, step: str, doc: str) -> str:
-    """x - bias rounded toward zero, exactly: x - ceil(bias) where x >= ceil(bias) (the difference
-    is >= 0 there), else x - floor(bias)."""
-    bias = _bound(bias)
-    up, down = math.ceil(bias), math.floor(bias)
-    if up == down:
-        return b.node("Sub", [x64, b.scalar(up, I64, f"{step}_k")], step, doc)
-    at_least = b.node("Less", [x64, b.scalar(up, I64, f"{step}_ceil")], f"{step}_negative", f"{doc} < 0")
-    towards = [
-        b.node("Sub", [x64, b.scalar(k, I64, f"{step}_{n}")], f"{step}_{n}", f"{doc}, {n}")
-        for n, k in (("floor", down), ("ceil", up))
-    ]
-    return b.node("Where", [at_least, *towards], step, f"{doc} rounded toward zero")
-
-
-def _saturate(b: GraphBuilder, y: str, dtype: dtypes.DataType) -> str:
-    # Where + Less/Greater rather than Min/Max: ORT's CPU EP gets INT64 Min/Max wrong in [2^31, 2^32)
+def _float32_range(dtype: dtypes.DataType) -> tuple[float, float]:
+    """The type's range as FLOAT32 values inside it (the minimum, 0 or -2**k, is always exact)."""
     info = np.iinfo(dtype.numpy)
-    lo, hi = b.scalar(int(info.min), I64, "type_min"), b.scalar(int(info.max), I64, "type_max")
-    y = b.node("Where", [b.node("Less", [y, lo], "under", f"below {dtype}'s range"), lo, y], "saturate_low", "saturates")
-    return b.node("Where", [b.node("Greater", [y, hi], "over", f"above {dtype}'s range"), hi, y], "saturate_high", "saturates")
+    hi = np.float32(info.max)
+    if int(hi) > info.max:
+        hi = np.nextafter(hi, np.float32(0))
+    return float(info.min), float(hi)
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
@@ -111,27 +92,9 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
             return activations.reference(x.astype(np.float64), desc).astype(x.dtype)
     if desc.schema.name == "ACTIVATION_RELU":
         return np.maximum(x, 0).astype(x.dtype)
-    p = activations.float32_params(desc)
+    p = {k: np.float32(v) for k, v in activations.float32_params(desc).items()}
+    xf = x.astype(np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        shifted = np.where(xf > p["Threshold"], xf - p["Bias"], np.where(xf < -p["Threshold"], xf + p["Bias"], np.float32(0)))
     info = np.iinfo(x.dtype)
-
-    def shrink(v: int) -> int:
-        exact = _shrink_exact(v, p["Bias"], p["Threshold"])
-        return int(max(info.min, min(info.max, exact)))
-
-    out = [shrink(int(v)) for v in x.ravel()]
-    return np.array(out, dtype=np.int64).astype(x.dtype).reshape(x.shape)
-
-
-def _shrink_exact(v: int, bias: float, threshold: float) -> float | int:
-    """The page's formula on the real numbers, rounded toward zero (infinite when Bias is)."""
-
-    def shifted(sign: int) -> float | int:
-        if math.isinf(bias):
-            return -sign * bias
-        return math.trunc(Fraction(v) - sign * Fraction(bias))
-
-    if v > threshold:  # Python compares an int and a float exactly
-        return shifted(1)
-    if v < -threshold:
-        return shifted(-1)
-    return 0
+    return np.clip(np.rint(shifted).astype(np.float64), info.min, info.max).astype(x.dtype)
