@@ -141,7 +141,7 @@ def test_fused_activation_applies() -> None:
         (MVN1, [2, 3, 4], [0, 2], {}, 17, ("reduce_chain",)),
         (MVN1, [2, 3, 4], [2], {"NormalizeVariance": False}, 17, ("reduce_chain",)),
         (MVN1, [2, 3], [1], {}, 17, ("reduce_chain", "layer_norm")),
-        (MVN1, [2, 3, 4, 5], [2, 3], {"ScaleTensor": tensor("FLOAT32", [1, 3, 1, 1])}, 17, choices.VARIANTS[MVN1]),
+        (MVN1, [2, 3, 4, 5], [2, 3], {"ScaleTensor": tensor("FLOAT32", [1, 3, 1, 1])}, 17, choices.candidates(MVN1)),
         (MVN1, [2, 3, 4, 5], [2, 3], {"BiasTensor": tensor("FLOAT32", [1, 3, 1, 5])}, 17, ("reduce_chain", "layer_norm")),
         (MVN2, [2, 3, 4], [2], {"UseMean": False}, 17, ("reduce_chain",)),
         (MVN2, [2, 3, 4], [2], {"UseVariance": False}, 21, ("reduce_chain",)),

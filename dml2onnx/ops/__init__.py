@@ -1,5 +1,6 @@
 """One module per DirectML operator (the element-wise activations share one), each with
-validate(desc), lower(desc, builder, inputs) and reference(desc, inputs). The schema's support
+validate(desc), lower(desc, builder, inputs), reference(desc, inputs) and its candidate lowerings
+(CANDIDATES, and optionally applies and choose: choices.py says how they are asked). The schema's support
 tables check data types and dimension counts before validate runs (lowering.validate)."""
 
 from __future__ import annotations

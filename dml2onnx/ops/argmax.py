@@ -13,6 +13,7 @@ from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..schema import OPERATORS
+from ..targets import TARGETS
 from . import common
 
 INPUT_TYPES = OPERATORS["ARGMAX"].types("InputTensor")
@@ -20,6 +21,81 @@ OUTPUT_TYPES = OPERATORS["ARGMAX"].types("OutputTensor")
 
 # Integer types whose every value a float32 holds exactly: ArgMax may run on a float32 copy.
 _EXACT_IN_FLOAT32 = (dtypes.INT16, dtypes.INT8, dtypes.UINT16, dtypes.UINT8)
+
+
+# The candidate lowerings (choices.py): in_place merges the reduced axes where they are (Reshape;
+# Transpose only when they are not contiguous); last_axis always moves them last first; two_stage
+# moves them last and cuts them into chunks, ArgMax per chunk, then over the chunks; inner_first
+# (axes in several runs, the last innermost) runs ArgMax over that run in place, then over the
+# other axes of the rows' extremes.
+CANDIDATES = ("in_place", "last_axis", "two_stage", "inner_first")
+
+# The CUDA EP's ArgMax over rows shorter than this scans each row with one thread (onnxruntime's
+# MIN_NUM_COLS_FOR_COOPERATIVE_ARG_REDUCTION), several times slower per element.
+_COOPERATIVE_ROW = 128
+
+
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    return search_applies(candidate, desc.tensor("InputTensor").sizes, tuple(sorted(desc["Axes"])))
+
+
+def search_applies(candidate: str, sizes: tuple[int, ...], axes: tuple[int, ...]) -> bool:
+    """Which of the search's candidates apply (ARGMAX, ARGMIN, HARDMAX1): last_axis only where the
+    axes do not already end at the last dimension (else in_place's graph), two_stage where their
+    length splits into chunks, inner_first where the axes lie in several runs, the last innermost."""
+    if candidate == "last_axis":
+        return axes[-1] != len(sizes) - 1
+    if candidate == "two_stage":
+        return split(math.prod(sizes[a] for a in axes)) is not None
+    if candidate == "inner_first":
+        return inner_first_applies(sizes, axes)
+    return True
+
+
+def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
+    """The candidate measured fastest on the CUDA EP (H200, docs/benchmarks.md); ARGMIN too."""
+    axes = tuple(sorted(desc["Axes"]))
+    decreasing = desc["AxisDirection"] == "DECREASING"
+    return fast_search(desc, target, options, axes, decreasing) or outer_axes_last(desc, options, axes)
+
+
+def fast_search(
+    desc: OperatorDesc, target: str, options: tuple[str, ...], axes: tuple[int, ...], reversed_search: bool
+) -> str | None:
+    """inner_first or two_stage where they are measured faster (ARGMAX, ARGMIN, HARDMAX1), else None."""
+    x = desc.tensor("InputTensor")
+    if "inner_first" in options and inner_run_length(x.sizes, axes) >= _COOPERATIVE_ROW:
+        # Axes in several runs, the last innermost: ArgMax over that run where it lies, and the
+        # rest over a tensor that run's length times smaller, where the other candidates move the
+        # whole input with a Transpose first (which costs twice the ArgMax): 1.6x (ARGMAX) and 1.8x
+        # (HARDMAX1) on rows of 256. On rows shorter than 128 the EP's ArgMax scans each row with
+        # one thread, and inner_first is 1.4x slower than the Transpose (H200).
+        return "inner_first"
+    if "two_stage" not in options:
+        return None
+    # One long row: the EP's ArgMax reaches 45% of copy there (64M), but over its chunks the full
+    # innermost-axis speed (4 rows of 16M are already fast in one pass). 64-bit integers ranked
+    # digit by digit (targets without DOUBLE ArgMax): shorter rows make each digit's pass 1.3x
+    # faster; ranked from a DOUBLE ArgMax (`cuda`), one pass is as fast. The last extreme
+    # (DECREASING) over trailing axes, where the target has no select_last_index: only the chosen
+    # chunk is reversed, not the whole input (1.36x on rows of 16384; slower on rows of 1024, and
+    # after the Transpose of a leading axis, H200).
+    reduced = math.prod(x.sizes[a] for a in axes)
+    rows = x.element_count // reduced
+    trailing, contiguous = axes[-1] == x.rank - 1, axes[-1] - axes[0] + 1 == len(axes)
+    by_digits = x.data_type in (dtypes.INT64, dtypes.UINT64) and not TARGETS[target].argmax_double
+    if reversed_search and trailing and contiguous and not TARGETS[target].argmax_select_last and reduced >= 4096:
+        return "two_stage"
+    if (rows == 1 and reduced >= 2**18) or (by_digits and trailing and contiguous):
+        return "two_stage"
+    return None
+
+
+def outer_axes_last(desc: OperatorDesc, options: tuple[str, ...], axes: tuple[int, ...]) -> str:
+    """The CUDA EP's ArgMax is 2.5x faster on the innermost axis than on an outer one, more than
+    the Transpose costs (and the reversing Slice of DECREASING is faster there too)."""
+    trailing = axes[-1] == desc.tensor("InputTensor").rank - 1
+    return "last_axis" if not trailing and "last_axis" in options else options[0]
 
 
 def validate(desc: OperatorDesc) -> None:
@@ -100,12 +176,6 @@ def inner_first_index(
     return b.node("Add", [start, within], "index", "row * length + position")
 
 
-def two_stage_applies(desc: OperatorDesc) -> bool:
-    """The reduced axes (moved last where they are not) join into a length that splits into chunks."""
-    sizes = desc.tensor("InputTensor").sizes
-    return split(math.prod(sizes[a] for a in desc["Axes"])) is not None
-
-
 # Chunks of about this many elements or more: the CUDA EP's ArgMax over rows of 128 runs at half
 # the speed it reaches on rows of 1024 and longer (H200, docs/benchmarks.md).
 _CHUNK_LENGTH = 1024
@@ -130,7 +200,7 @@ def two_stage_index(b: GraphBuilder, x: str, shape: tuple[int, ...], dtype: dtyp
     long row (its ArgMax over a single 64M row reaches 45% of copy), and for `last`: only the
     chosen chunk is reversed (the EP has no select_last_index), not the whole input."""
     found = split(shape[-1])
-    assert found is not None, "two_stage applies only where the axis splits (choices.available)"
+    assert found is not None, "two_stage applies only where the axis splits (search_applies)"
     chunks, length = found
     rows = shape[:-1]
     x = b.reshape(x, (*rows, chunks, length), "chunks", f"the axis as {chunks} chunks of {length}")

@@ -12,6 +12,8 @@ from ..desc import OperatorDesc
 from . import argmax
 
 validate = argmax.validate  # same fields, tables and relational rules as ARGMAX
+# ARGMAX's candidates and rule: the same graphs with ArgMin, measured alike
+CANDIDATES, applies, choose = argmax.CANDIDATES, argmax.applies, argmax.choose
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:

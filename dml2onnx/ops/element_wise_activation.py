@@ -29,6 +29,7 @@ from ..errors import ModelError
 from . import activations, common
 
 F32 = dtypes.FLOAT32
+CANDIDATES = ("elementwise",)  # one lowering (choices.py)
 
 
 def validate(desc: OperatorDesc) -> None:

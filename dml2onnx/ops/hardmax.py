@@ -8,6 +8,7 @@ from ..desc import OperatorDesc
 from ..errors import ModelError
 from . import common, hardmax1
 
+CANDIDATES = ("in_place",)  # one axis, the last: HARDMAX1's other candidates build the same graph
 lower = hardmax1.lower  # over hardmax1.reduced_axes: the last dimension
 reference = hardmax1.reference
 

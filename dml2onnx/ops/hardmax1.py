@@ -12,6 +12,33 @@ from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from . import argmax, common
 
+# The candidate lowerings (choices.py): ARGMAX's searches for the maximum (argmax.CANDIDATES),
+# then its one-hot; one_hot_product (axes in several runs): one small one-hot per run, multiplied.
+CANDIDATES = ("in_place", "last_axis", "two_stage", "one_hot_product", "inner_first")
+
+
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    sizes, axes = desc.tensor("InputTensor").sizes, reduced_axes(desc)
+    if candidate == "one_hot_product":
+        return len(common.axis_runs(axes)) > 1
+    return argmax.search_applies(candidate, sizes, axes)
+
+
+def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
+    """The candidate measured fastest on the CUDA EP (H200, docs/benchmarks.md)."""
+    axes = reduced_axes(desc)
+    fast = argmax.fast_search(desc, target, options, axes, reversed_search=False)
+    if fast is not None:
+        return fast
+    if "one_hot_product" in options and not one_hot_on_last_axis_applies(desc.tensor("InputTensor").sizes, axes):
+        # Axes in several runs: the output is written once in place, with no Transpose back. The
+        # other candidates do that too where their one-hot runs along the last reduced axis, and
+        # they skip the broadcast Mul of the small one-hots (a full pass over the output): 1.25x on
+        # rows of 64 (256 x 4096 x 64, axes 0 and 2), 1.29x with a kept axis inside (64 x 1024 x
+        # 256 x 4, axes 0 and 2), H200.
+        return "one_hot_product"
+    return argmax.outer_axes_last(desc, options, axes)
+
 
 def validate(desc: OperatorDesc) -> None:
     common.check_same_type(desc, "OutputTensor", "InputTensor")
@@ -104,7 +131,7 @@ def _one_hot_product(desc: OperatorDesc, b: GraphBuilder, x_in: str) -> str:
     plan = common.JointAxes(x.sizes, axes)  # the runs are apart: Transpose, then (kept, reduced)
     index = argmax.plan_index(b, plan, plan.merge(b, x_in), x.data_type, False, False)
     runs = common.axis_runs(axes)
-    assert len(runs) > 1, "one_hot_product applies only to axes in several runs (choices.available)"
+    assert len(runs) > 1, "one_hot_product applies only to axes in several runs (applies)"
     stride = plan.reduced_size
     y = ""
     for n, run in enumerate(runs):

@@ -3,7 +3,6 @@ with Axes {DimensionCount - 1}, as its page says."""
 
 from __future__ import annotations
 
-from ..desc import OperatorDesc
 from . import hardmax, log_softmax1
 
 validate = hardmax.validate  # effective rank at most 2; same DataType and Sizes
@@ -11,6 +10,5 @@ lower = log_softmax1.lower  # over hardmax1.reduced_axes: the last dimension
 reference = log_softmax1.reference
 
 
-def variant_applies(desc: OperatorDesc, variant: str, opset: int) -> bool:
-    """Every candidate: one axis, so ArgMax + GatherElements finds the maximum too."""
-    return True
+# log_softmax1's candidates but last_axis (one axis, the last: in_place's graph); all apply
+CANDIDATES = ("in_place", "argmax_max", "reduce_chain")

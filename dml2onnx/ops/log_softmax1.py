@@ -4,15 +4,67 @@ shares the reduction chain."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
-from ..targets import Target
+from ..targets import TARGETS, Target
 from . import argmax, common, hardmax1
 
 validate = hardmax1.validate  # same tensor rules, types and axes rules as HARDMAX1
+
+# The candidate lowerings (choices.py): LogSoftmax over the merged axis after subtracting the max
+# (found by ReduceMax where the EP's kernel needs it: in_place; by ArgMax + GatherElements:
+# argmax_max), or the same after moving the axes last (last_axis), or ReduceMax/Sub/Exp/ReduceSum/
+# Log/Sub over the axes where they are, with no Transpose (reduce_chain), or that chain over
+# trailing axes cut into chunks, each reduction over every chunk, then over the chunks
+# (chunked_chain).
+CANDIDATES = ("in_place", "argmax_max", "last_axis", "reduce_chain", "chunked_chain")
+
+
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    axes = hardmax1.reduced_axes(desc)
+    if candidate == "last_axis":  # already last: in_place's graph
+        return axes[-1] != desc.tensor("InputTensor").rank - 1
+    if candidate == "argmax_max":  # contiguous axes, merged by a Reshape: ArgMax + GatherElements along them
+        return axes[-1] - axes[0] + 1 == len(axes)
+    if candidate == "chunked_chain":
+        return chain_split(desc) is not None
+    return True
+
+
+def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
+    """The candidate measured fastest on the CUDA EP (H200, docs/benchmarks.md)."""
+    x, axes = desc.tensor("InputTensor"), hardmax1.reduced_axes(desc)
+    reduced = math.prod(x.sizes[a] for a in axes)
+    rows = x.element_count // reduced
+    # One row: the CUDA EP's LogSoftmax runs it in one block (13 GB/s for a 64M row), while its
+    # reductions over everything are fast (but over a few long rows they are not: 2 GB/s for 16
+    # rows of 4M).
+    if rows == 1 and reduced > 2**16:
+        return "reduce_chain"
+    # A few long rows: the EP's LogSoftmax runs a block per row (51 GB/s for 4 rows of 16M), and
+    # its one-step reductions are slower still; the chunked chain reaches 790 GB/s there. Each
+    # row's block gains about 11-13 GB/s: 705 GB/s at 64 rows (chunked 801), 1754 at 256.
+    if rows <= 64 and reduced >= 2**20 and "chunked_chain" in options:
+        return "chunked_chain"
+    # Where the EP's own LogSoftmax is exact (long rows, targets.cuda_warp_softmax) it needs no
+    # max subtracted first, and runs in one kernel.
+    if ep_kernel_exact(desc, TARGETS[target]):
+        return "in_place"
+    # Otherwise, the innermost axis: its ArgMax finds the max 4x faster than ReduceMax; scattered
+    # or leading axes: the chain avoids any transpose (FLOAT16: the chain's casts cost more than
+    # the EP's internal transpose, and moving the axes last with our own costs more still).
+    if axes[-1] - axes[0] + 1 != len(axes):
+        return "reduce_chain"
+    if axes[-1] == x.rank - 1:
+        return "argmax_max"
+    if axes[0] == 0 and x.data_type == dtypes.FLOAT32:
+        return "reduce_chain"
+    return "in_place"
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
@@ -113,7 +165,7 @@ def _chunked_chain(desc: OperatorDesc, b: GraphBuilder, x_in: str) -> str:
     """The reduction chain over the merged trailing axes cut into chunks (chain_split)."""
     x = desc.tensor("InputTensor")
     found = chain_split(desc)
-    assert found is not None, "chunked_chain applies only where the row splits (choices.available)"
+    assert found is not None, "chunked_chain applies only where the row splits (applies)"
     chunks, length = found
     # The axes are trailing and contiguous: one Reshape merges and cuts them. The last Sub runs in
     # the input's shape: a Reshape that ends the graph copies the whole output when the caller

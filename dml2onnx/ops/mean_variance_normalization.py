@@ -83,20 +83,34 @@ def _check_pairing(desc: OperatorDesc) -> None:
         featurelevels.require(desc, "5_2", desc.at(present[0]), f"a {present[0]} without a {other}")
 
 
-def candidate_applies(desc: OperatorDesc, variant: str, opset: int) -> bool:
-    """Which of choices.VARIANTS apply, for the original MVN, MVN1 and MVN2."""
+# The candidate lowerings (choices.py) of MVN, MVN1 and MVN2: ReduceMean/Sub/Mul/ReduceMean/Add/
+# Sqrt/Div (reduce_chain), or LayerNormalization (opset 17) with a ones scale (layer_norm), or, per
+# channel with Scale/Bias per channel, InstanceNormalization taking Scale and Bias (instance_norm).
+CANDIDATES = ("reduce_chain", "layer_norm", "instance_norm")
+
+
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
     n = norm(desc)
     rank = desc.tensor("InputTensor").rank
     mean_and_variance = n.use_mean and n.use_variance
-    if variant == "layer_norm":  # RMSNorm has no ONNX op before opset 23: the chain does it
+    if candidate == "layer_norm":  # RMSNorm has no ONNX op before opset 23: the chain does it
         return mean_and_variance and opset >= 17 and n.axes == tuple(range(n.axes[0], rank))
-    if variant == "instance_norm":
+    if candidate == "instance_norm":
         per_channel = rank >= 3 and n.axes == tuple(range(2, rank))
         return mean_and_variance and per_channel and spatial_size(desc, n.axes) > 1 and _per_channel_extras(desc)
     return True
 
 
-variant_applies = candidate_applies
+def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
+    """The original MVN's rule, measured on the CUDA EP (H200, docs/benchmarks.md): per channel,
+    one fused kernel (with Scale/Bias per channel, InstanceNormalization applies them in the same
+    kernel); across channels the chain is faster. MVN1 and MVN2 (not measured) do not take it."""
+    if desc["CrossChannel"]:
+        return options[0]
+    has_affine = desc.optional_tensor("ScaleTensor") is not None or desc.optional_tensor("BiasTensor") is not None
+    if has_affine and "instance_norm" in options:
+        return "instance_norm"
+    return "layer_norm" if "layer_norm" in options else options[0]
 
 
 def spatial_size(desc: OperatorDesc, axes: Sequence[int]) -> int:

@@ -5,8 +5,6 @@ which this operator generalizes: Axes {2, 3} is CrossChannel FALSE, {1, 2, 3} TR
 
 from __future__ import annotations
 
-from .mean_variance_normalization import candidate_applies, lower, reference, validate
+from .mean_variance_normalization import CANDIDATES, applies, lower, reference, validate
 
-variant_applies = candidate_applies
-
-__all__ = ["lower", "reference", "validate", "variant_applies"]
+__all__ = ["CANDIDATES", "applies", "lower", "reference", "validate"]

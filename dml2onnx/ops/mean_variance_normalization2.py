@@ -9,8 +9,6 @@ then FusedActivation, over the joint Axes. The lowering is shared (mean_variance
 
 from __future__ import annotations
 
-from .mean_variance_normalization import candidate_applies, lower, reference, validate
+from .mean_variance_normalization import CANDIDATES, applies, lower, reference, validate
 
-variant_applies = candidate_applies
-
-__all__ = ["lower", "reference", "validate", "variant_applies"]
+__all__ = ["CANDIDATES", "applies", "lower", "reference", "validate"]

@@ -16,6 +16,7 @@ from . import common
 INDEX_TYPES = OPERATORS["ONE_HOT"].types("IndicesTensor")
 VALUE_TYPES = OPERATORS["ONE_HOT"].types("ValuesTensor")
 TENSORS = ("IndicesTensor", "ValuesTensor", "OutputTensor")
+CANDIDATES = ("one_hot",)  # one lowering (choices.py); the targets pick its ONNX patterns
 
 
 def validate(desc: OperatorDesc) -> None:

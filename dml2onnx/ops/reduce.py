@@ -53,10 +53,15 @@ def validate(desc: OperatorDesc) -> None:
         common.check_same_type(desc, "OutputTensor", "InputTensor")
 
 
-def variant_applies(desc: OperatorDesc, variant: str, opset: int) -> bool:
+# The candidate lowerings (choices.py): each function's graph over the axes where they are
+# (in_place), or ARGMAX/ARGMIN's search after moving the axes last (last_axis).
+CANDIDATES = ("in_place", "last_axis")
+
+
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
     """`last_axis` (move the reduced axes last before ArgMax) only for ARGMAX/ARGMIN whose axes are
     not already the trailing ones; the other functions reduce where the axes are."""
-    if variant != "last_axis":
+    if candidate != "last_axis":
         return True
     return desc["Function"] in ARG_FUNCTIONS and max(desc["Axes"]) != desc.tensor("InputTensor").rank - 1
 

@@ -12,10 +12,15 @@ from . import common, hardmax1, log_softmax1
 validate = hardmax1.validate  # same tensor rules, types and axes rules as HARDMAX1
 
 
-def variant_applies(desc: OperatorDesc, variant: str, opset: int) -> bool:
+# The candidate lowerings (choices.py): Softmax over the merged axes (in_place), or after moving
+# them last (last_axis), or ReduceMax/Sub/Exp/ReduceSum/Div where they are (reduce_chain).
+CANDIDATES = ("in_place", "last_axis", "reduce_chain")
+
+
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
     """`last_axis` only where the axes do not already end at the last dimension (else the same graph)."""
     axes = hardmax1.reduced_axes(desc)
-    return variant != "last_axis" or axes[-1] != desc.tensor("InputTensor").rank - 1
+    return candidate != "last_axis" or axes[-1] != desc.tensor("InputTensor").rank - 1
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
