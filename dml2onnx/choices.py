@@ -7,6 +7,9 @@ operator's module (dml2onnx/ops/) owns its candidates and its rule:
 - `choose(desc, target, options) -> str` (optional): the rule among the candidates that apply,
   for the targets whose graphs run on the EP that was measured (`portable` and `cuda`: the CUDA
   EP, docs/benchmarks.md). Without it, or on other targets, the first candidate that applies.
+- `DML_PREFERENCE` (optional): on the `dml` target, the candidates whose ONNX node the DirectML EP
+  turns back into one DirectML operator (LayerNormalization -> MEAN_VARIANCE_NORMALIZATION1, ...),
+  best first; the first that applies is taken.
 
 Every candidate is exact (or within tolerances.py) on every EP its target names, and the test
 suites run each of them; they differ in speed, which depends on the EP and the shape."""
@@ -19,8 +22,8 @@ from . import ops
 from .desc import OperatorDesc
 from .errors import UsageError
 
-# The targets whose EP (the CUDA EP) the modules' rules were measured on; `cpu` and `dml` take the
-# first candidate that applies.
+# The targets whose EP (the CUDA EP) the modules' rules were measured on; `cpu` takes the first
+# candidate that applies, `dml` the first of the module's DML_PREFERENCE that applies.
 MEASURED_TARGETS = ("portable", "cuda")
 
 
@@ -48,7 +51,10 @@ def available(desc: OperatorDesc, opset: int) -> tuple[str, ...]:
 def choose(desc: OperatorDesc, target: str, opset: int) -> str:
     """The lowering used unless one is asked for."""
     options = available(desc, opset)
-    rule = getattr(_module(desc.schema.name), "choose", None)
+    module = _module(desc.schema.name)
+    if target == "dml":
+        return next((c for c in getattr(module, "DML_PREFERENCE", ()) if c in options), options[0])
+    rule = getattr(module, "choose", None)
     if rule is None or target not in MEASURED_TARGETS:
         return options[0]
     chosen = rule(desc, target, options)

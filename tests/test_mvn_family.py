@@ -158,6 +158,9 @@ def test_candidates(
     desc = make_desc(op, fields(op, "FLOAT32", shape, axes, **options))
     assert choices.available(desc, opset) == want
     assert choices.choose(desc, "portable", opset) == "reduce_chain"
+    # the dml target: the node the DirectML EP turns back into one MVN1, where one applies
+    dml = next((c for c in ("instance_norm", "layer_norm") if c in want), "reduce_chain")
+    assert choices.choose(desc, "dml", opset) == dml
 
 
 # -- properties --------------------------------------------------------------------------------

@@ -55,6 +55,10 @@ def test_dml_target_semantics_with_onnx_reference_evaluator(case: Case) -> None:
         # onnx.reference computes off + mask * (on - off), inexact for infinities and large values
         inputs["ValuesTensor"] = np.array([1.5, -2.25, 7], inputs["ValuesTensor"].dtype).reshape(inputs["ValuesTensor"].shape)
     model = lowered(case, "dml")
+    normalizations = {"LayerNormalization", "InstanceNormalization"} & {n.op_type for n in model.graph.node}
+    if normalizations and case.inputs["InputTensor"].dtype == np.float16:
+        # test_matrix runs the same graphs on ONNX Runtime, which accumulates in FLOAT32
+        pytest.skip(f"onnx.reference's {'/'.join(sorted(normalizations))} computes FLOAT16 inputs in FLOAT16 (errors ~0.1)")
     with np.errstate(all="ignore"):
         try:
             got = ReferenceEvaluator(model).run(None, inputs)[0]

@@ -87,6 +87,10 @@ def _check_pairing(desc: OperatorDesc) -> None:
 # Sqrt/Div (reduce_chain), or LayerNormalization (opset 17) with a ones scale (layer_norm), or, per
 # channel with Scale/Bias per channel, InstanceNormalization taking Scale and Bias (instance_norm).
 CANDIDATES = ("reduce_chain", "layer_norm", "instance_norm")
+# The DirectML EP turns InstanceNormalization and LayerNormalization back into one
+# DML_MEAN_VARIANCE_NORMALIZATION1 (Scale and Bias per channel inside it); the chain would be
+# seven DirectML operators, and under vkd3d its two-input Mul needs a DXIL-only kernel (README).
+DML_PREFERENCE = ("instance_norm", "layer_norm")
 
 
 def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
