@@ -1,9 +1,10 @@
-"""The dml2onnx command line: run and export."""
+"""The dml2onnx command line: run, export, check, inspect, bench and ops."""
 
 from __future__ import annotations
 
 import argparse
 import io
+import json
 import os
 import re
 import stat
@@ -16,6 +17,7 @@ import onnx
 from . import (
     __version__,
     bench,
+    catalog,
     check,
     compose,
     dml_ep,
@@ -193,6 +195,23 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--port", type=int, default=8080, help="localhost port for Netron (default 8080; 0: any free)")
     inspect.add_argument("--no-browser", action="store_true", help="serve without opening a web browser")
     inspect.add_argument("--functions", action="store_true", help="each DML operator as one ONNX function node")
+
+    ops = sub.add_parser(
+        "ops",
+        help="list every DirectML operator: lowered or not, feature level, data types, ONNX ops",
+        description="List every DirectML operator type (DML_OPERATOR_*, in DML_OPERATOR_TYPE order): whether dml2onnx "
+        "lowers it, the feature level that introduced it, the data types of its doc page's 'Tensor support' table "
+        "(none listed where that table is not recorded yet), and for the lowered ones the ONNX ops of their portable "
+        "lowerings (found by lowering an example desc of each data type with every candidate lowering).",
+    )
+    ops.add_argument("--json", action="store_true", help="print a JSON list of objects (name, supported, introduced, ...)")
+    ops.add_argument("--markdown", action="store_true", help="print the README's overview: operators by feature level")
+    ops.add_argument(
+        "--feature-level",
+        metavar="LEVEL",
+        help=f"only the operators available at this DML_FEATURE_LEVEL, with that level's data types "
+        f"({', '.join(featurelevels.LEVELS)}; default: all, with the newest level's data types)",
+    )
     return p
 
 
@@ -302,6 +321,23 @@ def _bench(args: argparse.Namespace) -> None:
     bench.bench(model, args.ep, args.iterations, sys.stdout, sys.stderr, args.json, args.opset, args.target)
 
 
+def _ops(args: argparse.Namespace) -> None:
+    level = featurelevels.parse(args.feature_level) if args.feature_level else featurelevels.NEWEST
+    if args.json and args.markdown:
+        raise UsageError("--json and --markdown: pick one")
+    if args.markdown:
+        print(catalog.markdown(), end="")
+        return
+    entries = catalog.entries(level)
+    if args.json:
+        print(json.dumps([e.as_json() for e in entries], indent=1))
+        return
+    for e in entries:
+        print(catalog.text_line(e))
+    lowered = sum(e.supported for e in entries)
+    print(f"{len(entries)} DirectML operators at feature level {level}, {lowered} lowered by dml2onnx")
+
+
 def _describe(m: onnx.ModelProto) -> str:
     ops = ", ".join(dict.fromkeys(n.op_type for n in m.graph.node))
     return f"{len(m.graph.node)} nodes ({ops}), opset {m.opset_import[0].version}"
@@ -310,8 +346,8 @@ def _describe(m: onnx.ModelProto) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        commands = {"run": _run, "export": _export, "check": _check, "inspect": _inspect, "bench": _bench}
-        with limits.bytes_limit(args.max_bytes):
+        commands = {"run": _run, "export": _export, "check": _check, "inspect": _inspect, "bench": _bench, "ops": _ops}
+        with limits.bytes_limit(getattr(args, "max_bytes", limits.DEFAULT_MAX_BYTES)):
             status = commands[args.command](args)
     except Dml2OnnxError as e:
         print(f"dml2onnx: error: {one_line(str(e))}", file=sys.stderr)

@@ -5,13 +5,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import dtypes, limits, schema
+import numpy as np
+
+from . import catalog, dtypes, limits, operator_table, schema
 from .errors import JsonPath, ModelError
 from .jsonvalues import (
     expect_array,
     expect_bool,
     expect_enum,
     expect_float,
+    expect_int,
     expect_object,
     expect_string,
     expect_uint32,
@@ -175,7 +178,7 @@ def parse_operator_desc(
 ) -> OperatorDesc:
     op = schema.lookup(type_name)
     if op is None:
-        raise ModelError(type_path, f"unknown or unsupported operator type '{type_name}'")
+        raise ModelError(type_path, catalog.refusal(type_name))
     if level_key(level) < level_key(op.feature_level):
         raise ModelError(
             type_path, f"{op.full_name} needs feature level {op.feature_level} or newer (this is {level}: --feature-level)"
@@ -197,7 +200,7 @@ def parse_operator_desc(
                 values[f.name] = None
                 continue
             raise ModelError(p, "required field is missing")
-        values[f.name] = _parse_field(f, obj[f.name], p, level)
+        values[f.name] = _parse_field(f, obj[f.name], p, level, values)
     desc = OperatorDesc(op, values, path, obj, level)
     for f in op.fields:
         if f.kind is Kind.COUNT:
@@ -207,7 +210,8 @@ def parse_operator_desc(
     return desc
 
 
-def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str) -> Any:
+def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str, earlier: dict[str, Any]) -> Any:
+    """One field's JSON value; `earlier` holds the fields before it (a scalar union's data type)."""
     if f.kind in (Kind.INPUT, Kind.OUTPUT):
         tensor = parse_tensor_desc(value, p)
         if f.kind is Kind.OUTPUT and tensor.overlapping:  # which write would win is undefined
@@ -222,7 +226,7 @@ def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str) -> Any:
         return tuple(expect_uint32(v, p + (i,)) for i, v in enumerate(expect_array(value, p)))
     if f.kind is Kind.ENUM:
         assert f.enum is not None
-        return expect_enum(value, p, f.enum, schema.ENUMS[f.enum])
+        return expect_enum(value, p, f.enum, operator_table.ENUMS[f.enum])
     if f.kind is Kind.BOOL:
         return expect_bool(value, p)
     if f.kind is Kind.FLOAT:
@@ -232,4 +236,42 @@ def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str) -> Any:
         type_name, inner, inner_path = split_type_and_desc(obj, p)
         type_key = "Type" if "Type" in obj else "type"
         return parse_operator_desc(type_name, inner, inner_path, p + (type_key,), fused=True, level=level)
+    if f.kind is Kind.SCALE_BIAS:  # DML_SCALE_BIAS {Scale, Bias}, both required as in DxDispatch
+        obj = expect_object(value, p, "a {Scale, Bias} object (omit the field to leave it null)")
+        reject_unknown_keys(obj, ("Scale", "Bias"), p, "DML_SCALE_BIAS")
+        for name in ("Scale", "Bias"):
+            if name not in obj:
+                raise ModelError(p + (name,), "required field is missing")
+        return tuple(float(np.float32(expect_float(obj[n], p + (n,)))) for n in ("Scale", "Bias"))
+    if f.kind is Kind.SCALAR_UNION:
+        assert f.data_type is not None
+        return parse_scalar(value, p, earlier[f.data_type], f.data_type)
     raise AssertionError(f.kind)
+
+
+# DxDispatch's member names of DML_SCALAR_UNION, for its object form {"Float32": 1.5}.
+_UNION_MEMBERS = {t.name: t.name.title().replace("Uint", "UInt") for t in dtypes.ALL} | {"FLOAT16": "UInt16"}
+
+
+def parse_scalar(value: Any, path: JsonPath, type_name: str, type_field: str) -> np.generic:
+    """A DML_SCALAR_UNION of the type `type_name` (the desc's `type_field`): a JSON number (or
+    "inf"/"nan" for floats) of that type, or DxDispatch's object form with the union member named
+    (`{"UInt16": 15360}` is FLOAT16's bits). Returned as a numpy scalar of the type."""
+    t = dtypes.BY_NAME.get(type_name)
+    if t is None:
+        raise ModelError(path, f"{type_field} {type_name} has no scalar value: use a DML_TENSOR_DATA_TYPE with one")
+    if isinstance(value, dict):
+        member = _UNION_MEMBERS[t.name]
+        reject_unknown_keys(value, (member,), path, f"DML_SCALAR_UNION of {t.name}")
+        if member not in value:
+            raise ModelError(path + (member,), f"required field is missing (the {t.name} member)")
+        if t.name == "FLOAT16":  # the half's bits
+            bits = expect_int(value[member], path + (member,), 0, 2**16 - 1, "UINT16")
+            return np.array([bits], np.uint16).view(np.float16)[0]
+        return parse_scalar(value[member], path + (member,), type_name, type_field)
+    if t.is_float:
+        number = expect_float(value, path)
+        with np.errstate(over="ignore"):  # beyond the type's range: infinity, as DxDispatch's cast
+            return t.numpy.type(number)
+    info = np.iinfo(t.numpy)
+    return t.numpy.type(expect_int(value, path, int(info.min), int(info.max), t.name))

@@ -28,45 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes
+from . import dtypes, operator_table
 from .desc import OperatorDesc
-from .schema import ENUMS, Kind, OperatorSchema
+from .schema import Kind, OperatorSchema
 from .tensor import TensorDesc
 
-# directml.h's DML_OPERATOR_TYPE values of the operators in schema.OPERATORS (the enum counts up
-# from DML_OPERATOR_INVALID = 0 through its DML_TARGET_VERSION blocks; DML_TARGET_VERSION 0x6400).
-OPERATOR_TYPE: dict[str, int] = {
-    "ACTIVATION_ELU": 35,
-    "ACTIVATION_HARDMAX": 36,
-    "ACTIVATION_HARD_SIGMOID": 37,
-    "ACTIVATION_IDENTITY": 38,
-    "ACTIVATION_LEAKY_RELU": 39,
-    "ACTIVATION_LINEAR": 40,
-    "ACTIVATION_LOG_SOFTMAX": 41,
-    "ACTIVATION_PARAMETRIC_SOFTPLUS": 43,
-    "ACTIVATION_RELU": 44,
-    "ACTIVATION_SCALED_ELU": 45,
-    "ACTIVATION_SCALED_TANH": 46,
-    "ACTIVATION_SIGMOID": 47,
-    "ACTIVATION_SOFTMAX": 48,
-    "ACTIVATION_SOFTPLUS": 49,
-    "ACTIVATION_SOFTSIGN": 50,
-    "ACTIVATION_TANH": 51,
-    "ACTIVATION_THRESHOLDED_RELU": 52,
-    "REDUCE": 55,
-    "MEAN_VARIANCE_NORMALIZATION": 73,
-    "ACTIVATION_SHRINK": 90,
-    "ONE_HOT": 95,
-    "MEAN_VARIANCE_NORMALIZATION1": 115,
-    "ACTIVATION_CELU": 128,
-    "ARGMIN": 137,
-    "ARGMAX": 138,
-    "ACTIVATION_GELU": 157,
-    "ACTIVATION_SOFTMAX1": 158,
-    "ACTIVATION_LOG_SOFTMAX1": 159,
-    "ACTIVATION_HARDMAX1": 160,
-    "MEAN_VARIANCE_NORMALIZATION2": 171,
-}
+# directml.h's DML_OPERATOR_TYPE value of every operator (operator_table.py, generated from
+# DirectML.h: the enum counts up from DML_OPERATOR_INVALID = 0 through its DML_TARGET_VERSION blocks).
+OPERATOR_TYPE: dict[str, int] = operator_table.OPERATOR_TYPE
+# Every enum's values (schema.ENUMS holds the few the lowered operators use; they agree).
+ENUMS: dict[str, dict[str, int]] = operator_table.ENUMS
 
 # DML_TENSOR_DATA_TYPE
 DATA_TYPE: dict[str, int] = {
@@ -88,9 +59,9 @@ TENSOR_TYPE_BUFFER = 1  # DML_TENSOR_TYPE_BUFFER
 POINTER = 8
 
 # (size, alignment) of one field of each kind; pointers for tensors, arrays and activations.
-# Kinds schema.Kind does not have yet pack too once added, matched by member name: INT (a signed
-# 4-byte INT) and SCALAR_UNION (DML_SCALAR_UNION, 8 bytes; its value a numpy scalar of the
-# desc's own ValueDataType, whose bytes it holds).
+# INT and SCALAR_UNION are matched by member name (a Kind named so by any enum packs as these):
+# INT a signed 4-byte INT, SCALAR_UNION a DML_SCALAR_UNION (8 bytes; its value a numpy scalar of
+# the desc's own data-type field, whose bytes it holds).
 _SCALAR_UNION = "SCALAR_UNION"
 _FIELD_LAYOUT: dict[str, tuple[int, int]] = {
     Kind.INPUT.value: (POINTER, POINTER),
@@ -104,6 +75,14 @@ _FIELD_LAYOUT: dict[str, tuple[int, int]] = {
     Kind.FLOAT.value: (4, 4),
     "INT": (4, 4),
     _SCALAR_UNION: (8, 8),
+    Kind.INPUT_ARRAY.value: (POINTER, POINTER),  # const DML_TENSOR_DESC*: an array of DML_TENSOR_DESC
+    Kind.OUTPUT_ARRAY.value: (POINTER, POINTER),
+    Kind.INT_ARRAY.value: (POINTER, POINTER),
+    Kind.FLOAT_ARRAY.value: (POINTER, POINTER),
+    Kind.ACTIVATION_ARRAY.value: (POINTER, POINTER),  # const DML_OPERATOR_DESC*: an array of DML_OPERATOR_DESC
+    Kind.SCALE_BIAS.value: (POINTER, POINTER),  # const DML_SCALE_BIAS* {FLOAT Scale; FLOAT Bias}
+    Kind.SIZE_2D.value: (8, 4),  # DML_SIZE_2D {UINT Width; UINT Height}, by value
+    Kind.UINT64.value: (8, 8),
 }
 
 OPERATOR_DESC_SIZE = 16
@@ -210,6 +189,12 @@ class _Blob:
 def _tensor(blob: _Blob, t: TensorDesc) -> int:
     """DML_TENSOR_DESC -> DML_BUFFER_TENSOR_DESC -> Sizes[], Strides[]; returns the first's offset."""
     tensor_at = blob.reserve(TENSOR_DESC_SIZE)
+    _tensor_at(blob, tensor_at, t)
+    return tensor_at
+
+
+def _tensor_at(blob: _Blob, tensor_at: int, t: TensorDesc) -> None:
+    """Fills the DML_TENSOR_DESC reserved at `tensor_at` (one of an array, or alone)."""
     buffer_at = blob.reserve(BUFFER_TENSOR_DESC_SIZE)
     sizes_at = blob.uints(t.sizes)
     strides_at = blob.uints(t.strides) if t.strides is not None else None
@@ -223,7 +208,22 @@ def _tensor(blob: _Blob, t: TensorDesc) -> int:
     blob.pointer(buffer_at + o["Strides"], strides_at)
     blob.put("Q", buffer_at + o["TotalTensorSizeInBytes"], t.size_in_bytes)
     blob.put("I", buffer_at + o["GuaranteedBaseOffsetAlignment"], t.guaranteed_base_offset_alignment)
-    return tensor_at
+
+
+def _tensor_array(blob: _Blob, tensors: list[TensorDesc]) -> int:
+    """An array of DML_TENSOR_DESC (JOIN's InputTensors), each pointing to its buffer desc."""
+    at = blob.reserve(TENSOR_DESC_SIZE * len(tensors))
+    for i, t in enumerate(tensors):
+        _tensor_at(blob, at + TENSOR_DESC_SIZE * i, t)
+    return at
+
+
+def _values(blob: _Blob, fmt: str, values: tuple[Any, ...] | list[Any]) -> int:
+    """An array of 4-byte values (INT `i`, FLOAT `f`)."""
+    at = blob.reserve(4 * max(len(values), 1), 4)
+    for i, v in enumerate(values):
+        blob.put(fmt, at + 4 * i, v)
+    return at
 
 
 def _operator(blob: _Blob, desc: OperatorDesc, root_at: int) -> int:
@@ -261,8 +261,35 @@ def _operator(blob: _Blob, desc: OperatorDesc, root_at: int) -> int:
         elif kind == _SCALAR_UNION:
             blob.put("8s", p, scalar_union(value))
         else:
-            raise NotImplementedError(f"{op.full_name}.{f.name}: cannot pack field kind {f.kind}")
+            _pack_more(blob, desc, f, p, value)
     return at
+
+
+def _pack_more(blob: _Blob, desc: OperatorDesc, f: Any, p: int, value: Any) -> None:
+    """The kinds that only not-yet-lowered operators have, as the parser will give them: arrays
+    as sequences, SCALE_BIAS as (Scale, Bias) or None, SIZE_2D as (Width, Height)."""
+    if f.kind in (Kind.INPUT_ARRAY, Kind.OUTPUT_ARRAY):
+        blob.pointer(p, _tensor_array(blob, list(value)) if value else None)
+    elif f.kind is Kind.INT_ARRAY:
+        blob.pointer(p, _values(blob, "i", value) if value else None)
+    elif f.kind is Kind.FLOAT_ARRAY:
+        blob.pointer(p, _values(blob, "f", value) if value else None)
+    elif f.kind is Kind.ACTIVATION_ARRAY:
+        if not value:
+            blob.pointer(p, None)
+            return
+        first = blob.reserve(OPERATOR_DESC_SIZE * len(value))
+        blob.pointer(p, first)
+        for i, inner in enumerate(value):
+            _operator(blob, inner, first + OPERATOR_DESC_SIZE * i)
+    elif f.kind is Kind.SCALE_BIAS:
+        blob.pointer(p, None if value is None else _values(blob, "f", tuple(value)))
+    elif f.kind is Kind.SIZE_2D:
+        blob.put("II", p, *value)
+    elif f.kind is Kind.UINT64:
+        blob.put("Q", p, value)
+    else:
+        raise NotImplementedError(f"{desc.schema.full_name}.{f.name}: cannot pack field kind {f.kind}")
 
 
 def scalar_union(value: Any) -> bytes:
@@ -275,10 +302,18 @@ def scalar_union(value: Any) -> bytes:
 
 def bindings(desc: OperatorDesc) -> tuple[list[Binding], list[Binding]]:
     """The input and output tensors in DirectML's binding order (struct order of each kind)."""
-    op = desc.schema
-    ins = [Binding(f.name, desc.values[f.name]) for f in op.fields if f.kind is Kind.INPUT]
-    outs = [Binding(f.name, desc.values[f.name]) for f in op.fields if f.kind is Kind.OUTPUT]
-    return ins, outs
+    return _bound(desc, Kind.INPUT, Kind.INPUT_ARRAY), _bound(desc, Kind.OUTPUT, Kind.OUTPUT_ARRAY)
+
+
+def _bound(desc: OperatorDesc, single: Kind, array: Kind) -> list[Binding]:
+    """A tensor array (JOIN's InputTensors) binds one tensor per element, named `Field[i]`."""
+    out = []
+    for f in desc.schema.fields:
+        if f.kind is single:
+            out.append(Binding(f.name, desc.values[f.name]))
+        elif f.kind is array:
+            out += [Binding(f"{f.name}[{i}]", t) for i, t in enumerate(desc.values[f.name] or ())]
+    return out
 
 
 def pack(desc: OperatorDesc) -> Packed:

@@ -50,6 +50,18 @@ class Kind(Enum):
     BOOL = "BOOL"
     FLOAT = "FLOAT"
     ACTIVATION = "fused activation"  # const DML_OPERATOR_DESC*, an activation with null tensors
+    # The kinds below appear only in operators that are not lowered yet (operator_table.py lists
+    # every DirectML operator); descpack.py knows their C layouts.
+    INPUT_ARRAY = "input tensor array"  # const DML_TENSOR_DESC* to `count` descs (JOIN's InputTensors)
+    OUTPUT_ARRAY = "output tensor array"  # likewise for outputs (SPLIT's OutputTensors)
+    INT = "INT"
+    UINT64 = "UINT64"
+    INT_ARRAY = "INT array"  # const INT*, length given by the field named in `count`
+    FLOAT_ARRAY = "FLOAT array"  # const FLOAT*, likewise
+    ACTIVATION_ARRAY = "operator desc array"  # const DML_OPERATOR_DESC* to `count` descs (RNN's ActivationDescs)
+    SCALE_BIAS = "scale bias"  # const DML_SCALE_BIAS* {FLOAT Scale; FLOAT Bias}: f(x * Scale + Bias)
+    SIZE_2D = "size 2D"  # DML_SIZE_2D {UINT Width; UINT Height}, by value
+    SCALAR_UNION = "scalar union"  # DML_SCALAR_UNION: 8 bytes holding a value of the type in `data_type`
 
 
 @dataclass(frozen=True)
@@ -58,7 +70,9 @@ class Field:
     kind: Kind
     optional: bool = False
     enum: str | None = None  # key into ENUMS for Kind.ENUM
-    array: str | None = None  # for Kind.COUNT: the array field it counts
+    array: str | None = None  # for Kind.COUNT: the (first) array field it counts
+    count: str | None = None  # for array kinds: the COUNT field that holds its length
+    data_type: str | None = None  # for Kind.SCALAR_UNION: the DML_TENSOR_DATA_TYPE field giving its type
 
 
 @dataclass(frozen=True)
@@ -140,7 +154,7 @@ def _same(
 
 _IO = ("InputTensor", "OutputTensor")
 _IN_OUT = _tensors(*_IO)
-_AXES = (Field("AxisCount", Kind.COUNT, array="Axes"), Field("Axes", Kind.UINT_ARRAY))
+_AXES = (Field("AxisCount", Kind.COUNT, array="Axes"), Field("Axes", Kind.UINT_ARRAY, count="AxisCount"))
 _DIRECTION = Field("AxisDirection", Kind.ENUM, enum="DML_AXIS_DIRECTION")
 _MVN_TENSORS = ("InputTensor", "ScaleTensor", "BiasTensor", "OutputTensor")
 _MVN_IO = _tensors(*_MVN_TENSORS, optional=("ScaleTensor", "BiasTensor"))
@@ -276,3 +290,20 @@ def enum_value(enum: str, text: str) -> str | None:
     prefix = enum + "_"
     short = text[len(prefix) :] if text.startswith(prefix) else text
     return short if short in ENUMS[enum] else None
+
+
+# Lowered operators whose fields and tensor support tables are the generated table's rows as they
+# are (operator_table.py, from DirectMLSchema.h and the pages); their family module says how each
+# is lowered (ops/element_wise.py: one row per operator).
+ELEMENT_WISE = ("ELEMENT_WISE_IDENTITY", "ELEMENT_WISE_ABS", "ELEMENT_WISE_ADD")
+
+
+def _adopt(names: tuple[str, ...]) -> None:
+    # operator_table imports this module's classes, which exist by now (dml2onnx/__init__ imports
+    # this module first, so operator_table never starts before it)
+    from . import operator_table
+
+    OPERATORS.update({n: operator_table.OPERATORS[n] for n in names})
+
+
+_adopt(ELEMENT_WISE)

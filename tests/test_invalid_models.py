@@ -120,7 +120,7 @@ CASES: list[tuple[str, str, Mutation, str, str]] = [
         "argmax",
         setitem(lambda m: m["dispatchables"]["op"], "type", "DML_OPERATOR_FOO"),
         "dispatchables.op.type",
-        "unknown or unsupported operator",
+        "unknown operator type",
     ),
     (
         "activation-with-axes",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..errors import ModelError
@@ -195,3 +196,37 @@ def unmerge_reference(y2d: np.ndarray, plan: JointAxes) -> np.ndarray:
     order = kept + list(plan.axes)
     moved = y2d.reshape([plan.shape[i] for i in order])
     return np.transpose(moved, np.argsort(order))
+
+
+# -- lowering: FLOAT32 values into integer types ----------------------------------------------
+
+
+def float32_range(dtype: dtypes.DataType) -> tuple[float, float]:
+    """The integer type's range as FLOAT32 values inside it (the minimum, 0 or -2**k, is exact;
+    the maximum, 2**k - 1, is not beyond 16 bits: the largest float below it)."""
+    info = np.iinfo(dtype.numpy)
+    hi = np.float32(info.max)
+    if int(hi) > info.max:
+        hi = np.nextafter(hi, np.float32(0))
+    return float(info.min), float(hi)
+
+
+def saturating_cast(b: GraphBuilder, y: str, dtype: dtypes.DataType) -> str:
+    """FLOAT32 `y` as the integer `dtype`, truncated toward zero and saturated to its range, as
+    DirectML converts (ONNX's Cast leaves values out of range undefined)."""
+    lo, hi = float32_range(dtype)
+    f32 = dtypes.FLOAT32
+    clipped = b.node("Clip", [y, b.scalar(lo, f32, "type_min"), b.scalar(hi, f32, "type_max")], "saturate", "saturated")
+    out = b.cast(clipped, dtype, f"to_{dtype.name.lower()}", f"in {dtype}, truncated toward zero")
+    top = int(np.iinfo(dtype.numpy).max)
+    if hi == top:
+        return out
+    # the type's largest value has no FLOAT32 twin (2**31 - 1, 2**32 - 1): past the largest float below it, that value
+    over = b.node("Greater", [y, b.scalar(hi, f32, "largest_float_below_max")], "over", f"above {dtype}'s range")
+    return b.node("Where", [over, b.scalar(top, dtype, "max"), out], "saturate_max", "saturated")
+
+
+def saturating_cast_reference(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """saturating_cast in numpy: truncated toward zero, saturated."""
+    info = np.iinfo(dtype)
+    return np.clip(np.trunc(y.astype(np.float64)), info.min, info.max).astype(dtype)

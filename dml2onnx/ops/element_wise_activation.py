@@ -66,24 +66,7 @@ def _relu_int(b: GraphBuilder, x: str, dtype: dtypes.DataType, p: dict[str, floa
 def _shrink_int(b: GraphBuilder, x: str, dtype: dtypes.DataType, p: dict[str, float]) -> str:
     x32 = b.cast(x, F32, "to_float32", "x in FLOAT32, as DirectML computes it")
     y = b.node("Round", [activations.ACTIVATIONS["ACTIVATION_SHRINK"].lower(b, x32, p)], "round", "rounded half to even")
-    lo, hi = _float32_range(dtype)
-    clipped = b.node("Clip", [y, b.scalar(lo, F32, "type_min"), b.scalar(hi, F32, "type_max")], "saturate", "saturated")
-    out = b.cast(clipped, dtype, f"to_{dtype.name.lower()}", f"result in {dtype}")
-    if hi == np.iinfo(dtype.numpy).max:
-        return out
-    # The type's largest value has no FLOAT32 twin (2**31 - 1, 2**32 - 1): past the largest float
-    # below it, the result is that value.
-    over = b.node("Greater", [y, b.scalar(hi, F32, "largest_float_below_max")], "over", f"above {dtype}'s range")
-    return b.node("Where", [over, b.scalar(int(np.iinfo(dtype.numpy).max), dtype, "max"), out], "saturate_max", "saturated")
-
-
-def _float32_range(dtype: dtypes.DataType) -> tuple[float, float]:
-    """The type's range as FLOAT32 values inside it (the minimum, 0 or -2**k, is always exact)."""
-    info = np.iinfo(dtype.numpy)
-    hi = np.float32(info.max)
-    if int(hi) > info.max:
-        hi = np.nextafter(hi, np.float32(0))
-    return float(info.min), float(hi)
+    return common.saturating_cast(b, y, dtype)
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
