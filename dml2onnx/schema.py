@@ -295,7 +295,8 @@ def enum_value(enum: str, text: str) -> str | None:
 # Lowered operators whose fields and tensor support tables are the generated table's rows as they
 # are (operator_table.py, from DirectMLSchema.h and the pages); their family module says how each
 # is lowered (ops/element_wise.py: one row per operator).
-ELEMENT_WISE = ("ELEMENT_WISE_IDENTITY", "ELEMENT_WISE_ABS", "ELEMENT_WISE_ADD")
+_ELEMENT_WISE_NAMES = "IDENTITY ABS ADD EXP LOG SQRT RECIP CEIL FLOOR ERF TANH SIN COS"
+ELEMENT_WISE = tuple(f"ELEMENT_WISE_{n}" for n in _ELEMENT_WISE_NAMES.split())
 
 
 def _adopt(names: tuple[str, ...]) -> None:

@@ -36,7 +36,7 @@ def tolerance(operator: str, dtype: dtypes.DataType, ep: str) -> Tolerance:
         return Tolerance(5e-5, 5e-5)
     if operator == "REDUCE":
         return Tolerance(1e-5, 1e-5)  # FLOAT32 sums and products against a FLOAT64 reference
-    if operator in _ELEMENT_WISE:
+    if operator in _ELEMENT_WISE or operator.startswith("ELEMENT_WISE_"):
         return Tolerance(1e-5, 1e-5)  # exp, tanh, erf: the EPs' FLOAT32 math libraries
     return Tolerance(2e-6, 2e-6)
 

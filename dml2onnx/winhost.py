@@ -24,6 +24,9 @@ Settings (environment):
   DML2ONNX_WINE_DML=0    `dml` is not offered through Wine (runtime.available())
   DML2ONNX_WINE_STDERR=1 echo the host's stderr (Wine, vkd3d, ONNX Runtime) with a [wine] prefix
   DML2ONNX_WINEDEBUG     WINEDEBUG for the host; DML2ONNX_DML_TIMEOUT seconds per request (600)
+  DML2ONNX_VKD3D_DXIL=0  the hosts make their D3D12 device with Wine's d3d12.dll (vkd3d 1.6, DXBC
+                         only) even where vkd3d-dxil.dll (vkd3d 1.14 with its DXIL front end,
+                         tools/vkd3d-dxil.sh) is in the cache folder; see dxil_vkd3d()
   ORT_HOST_HIDE          features the hooked device hides: int64 (default), wave, fp16, double,
                          sm51, none; ORT_HOST_TRACE=1 logs DirectML's feature queries"""
 
@@ -34,6 +37,7 @@ import collections
 import functools
 import hashlib
 import os
+import re
 import select
 import shutil
 import struct
@@ -59,6 +63,10 @@ COMMON = Path(__file__).parent / "winhost" / "host_common.h"
 SETUP_HINT = "run `make dml-setup` (as root) to install it"
 # vkd3d's own format, Wine's format for its vkd3d channel, and vkd3d's pipeline failure (a warning)
 BAD_STDERR = ("vkd3d:err", "err:vkd3d:", "Failed to create Vulkan compute pipeline")
+# vkd3d 1.14's own format (vkd3d-dxil.dll) puts the thread id first: `vkd3d:0024:err:function ...`
+BAD_STDERR_RE = re.compile(r"vkd3d:[0-9a-f]+:err:")
+# The DXIL-capable vkd3d that tools/vkd3d-dxil.sh builds into the cache folder (host_common.h)
+DXIL_VKD3D = "vkd3d-dxil.dll"
 REQUEST_TIMEOUT_S = float(os.environ.get("DML2ONNX_DML_TIMEOUT", "600"))
 
 # LOAD flags of the host
@@ -126,6 +134,16 @@ def missing_wine(dlls: Sequence[str]) -> str | None:
     if not (h / "wineprefix" / "system.reg").is_file():
         return f"the Wine prefix {h / 'wineprefix'} is not created"
     return None
+
+
+def dxil_vkd3d() -> Path | None:
+    """vkd3d-dxil.dll, through which the hosts make their D3D12 device, so that DirectML's
+    DXIL-only kernels (two-input Add/Sub/Mul/Div on FLOAT32, ...) compile; None where it is not
+    built or DML2ONNX_VKD3D_DXIL=0 (then Wine's d3d12.dll, vkd3d 1.6, which reads only DXBC)."""
+    path = home() / DXIL_VKD3D
+    if os.environ.get("DML2ONNX_VKD3D_DXIL") == "0" or not path.is_file():
+        return None
+    return path
 
 
 def missing() -> str | None:
@@ -268,7 +286,7 @@ class WineHost:
                 self.stderr_lines.append(line)
                 if os.environ.get("DML2ONNX_WINE_STDERR"):
                     sys.stderr.write(f"[wine] {line}\n")
-                if any(b in line for b in BAD_STDERR):
+                if any(b in line for b in BAD_STDERR) or BAD_STDERR_RE.search(line):
                     self.bad.append(line)
                 if "Skipping DXIL" in line:
                     self.dxil = True

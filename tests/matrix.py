@@ -238,7 +238,13 @@ def mvn_cases() -> Iterator[Case]:
 
 
 # The families' other operators: tests/matrix_<family>.py, each with cases().
-FAMILIES = ("matrix_softmax_family", "matrix_reduce", "matrix_mvn_family", "matrix_element_wise_activation")
+FAMILIES = (
+    "matrix_softmax_family",
+    "matrix_reduce",
+    "matrix_mvn_family",
+    "matrix_element_wise_activation",
+    "matrix_element_wise",
+)
 
 
 def all_cases() -> list[Case]:

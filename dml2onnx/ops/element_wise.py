@@ -19,6 +19,7 @@ What every row shares, written once here:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -28,6 +29,7 @@ import numpy as np
 from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
+from ..errors import ModelError
 from ..schema import Kind
 from . import activations, common
 
@@ -115,6 +117,11 @@ def _abs_int_reference(xs: list[np.ndarray], p: dict[str, Any]) -> np.ndarray:
     return np.minimum(np.abs(x.astype(np.int64)), np.iinfo(x.dtype).max).astype(x.dtype)
 
 
+def _float_math(onnx_op: str, formula: str, f: Callable[..., np.ndarray]) -> Row:
+    """A FLOAT32/FLOAT16-only function of one input with its own ONNX op (every EP has these)."""
+    return Row(f"f(x) = {formula}", _unary(onnx_op, formula), _ufunc(f))
+
+
 ROWS: dict[str, Row] = {
     "ELEMENT_WISE_IDENTITY": Row(
         "f(x) = x",
@@ -140,6 +147,16 @@ ROWS: dict[str, Row] = {
         integer=_int_in("Add", "a + b, wrapping"),
         int_reference=_wrapping(lambda a, b: a + b),
     ),
+    "ELEMENT_WISE_EXP": _float_math("Exp", "exp(x)", np.exp),
+    "ELEMENT_WISE_LOG": _float_math("Log", "log(x)", np.log),
+    "ELEMENT_WISE_SQRT": _float_math("Sqrt", "sqrt(x)", np.sqrt),
+    "ELEMENT_WISE_RECIP": _float_math("Reciprocal", "1 / x", np.reciprocal),
+    "ELEMENT_WISE_CEIL": _float_math("Ceil", "ceil(x)", np.ceil),
+    "ELEMENT_WISE_FLOOR": _float_math("Floor", "floor(x)", np.floor),
+    "ELEMENT_WISE_ERF": _float_math("Erf", "erf(x)", np.vectorize(math.erf, otypes=[np.float64])),
+    "ELEMENT_WISE_TANH": _float_math("Tanh", "tanh(x)", np.tanh),
+    "ELEMENT_WISE_SIN": _float_math("Sin", "sin(x)", np.sin),
+    "ELEMENT_WISE_COS": _float_math("Cos", "cos(x)", np.cos),
 }
 
 
@@ -157,6 +174,10 @@ def validate(desc: OperatorDesc) -> None:
     activation = desc.values.get("FusedActivation")
     if activation is not None:
         activations.validate(activation)
+    dtype = desc.tensor("OutputTensor").data_type
+    if desc.values.get("ScaleBias") is not None and dtype.size == 8:
+        # DirectML's CreateOperator refuses it (E_INVALIDARG, measured: FLOAT64, INT64, UINT64)
+        raise ModelError(desc.at("ScaleBias"), f"ScaleBias cannot be used with {dtype} tensors (DirectML refuses it)")
 
 
 def _params(desc: OperatorDesc) -> dict[str, Any]:
@@ -208,7 +229,8 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
         return row.int_reference(xs, p)
     xs = [x.astype(np.float64) for x in xs]
     if scale_bias is not None:
-        xs = [x * scale_bias[0] + scale_bias[1] for x in xs]
+        with np.errstate(invalid="ignore"):  # inf * 0: NaN, as the graph computes
+            xs = [x * scale_bias[0] + scale_bias[1] for x in xs]
     y = row.reference(xs, p)
     activation = desc.values.get("FusedActivation")
     if activation is not None:

@@ -14,7 +14,8 @@
  * Here: the response buffer and request cursor, the framed I/O and its serving loop, and (on
  * Windows) HRESULT names and the D3D12 device on the first DXGI adapter with CheckFeatureSupport
  * hooked to hide features from DirectML (Int64ShaderOps above all: vkd3d reports it, which steers
- * DirectML to DXIL-only kernels that vkd3d cannot compile).
+ * DirectML to DXIL-only kernels that vkd3d cannot compile), made through vkd3d-dxil.dll (vkd3d 1.14
+ * with its DXIL front end, tools/vkd3d-dxil.sh) where that sits next to the program.
  *
  * Define HOST_NAME (the prefix of the host's stderr lines) before including this. Everything is
  * `static inline`, so each program gets its own copy and no warning for what it does not use.
@@ -303,6 +304,99 @@ static inline size_t program_folder(char *path) {
     return len;
 }
 
+/* ---- the DXIL-capable vkd3d (optional) ----------------------------------------------------------------
+ *
+ * Wine 8's d3d12.dll bundles vkd3d 1.6, whose shader compiler reads only DXBC; DirectML has some
+ * kernels only as DXIL (shader model 6). tools/vkd3d-dxil.sh builds vkd3d-dxil.dll (vkd3d 1.14
+ * from Debian's wine 10 source, its DXIL front end enabled) next to the host programs. When it is
+ * there (and DML2ONNX_VKD3D_DXIL is not 0), the device is created through it with vkd3d's own
+ * API, as Wine's d3d12.dll does; everything else (DXGI, DirectML's root-signature serializer)
+ * stays Wine's. The declarations below are vkd3d.h's public API structs, declared here. */
+struct vkd3d_app_info {
+    int type; /* VKD3D_STRUCTURE_TYPE_APPLICATION_INFO = 5 */
+    const void *next;
+    const char *application_name;
+    uint32_t application_version;
+    const char *engine_name;
+    uint32_t engine_version;
+    int api_version; /* VKD3D_API_VERSION_1_2 = 2 */
+};
+struct vkd3d_instance_info {
+    int type; /* VKD3D_STRUCTURE_TYPE_INSTANCE_CREATE_INFO = 0 */
+    const void *next;
+    HRESULT (*pfn_signal_event)(HANDLE event);
+    void *(*pfn_create_thread)(void *(*main)(void *), void *data);
+    HRESULT (*pfn_join_thread)(void *thread);
+    size_t wchar_size;
+    void *pfn_vkGetInstanceProcAddr;
+    const char *const *instance_extensions;
+    uint32_t instance_extension_count;
+};
+struct vkd3d_device_info {
+    int type; /* VKD3D_STRUCTURE_TYPE_DEVICE_CREATE_INFO = 1 */
+    const void *next;
+    D3D_FEATURE_LEVEL minimum_feature_level;
+    void *instance;
+    const struct vkd3d_instance_info *instance_create_info;
+    void *vk_physical_device;
+    const char *const *device_extensions;
+    uint32_t device_extension_count;
+    IUnknown *parent;
+    LUID adapter_luid;
+};
+typedef HRESULT (*vkd3d_create_device_fn)(const struct vkd3d_device_info *, REFIID, void **);
+
+static int dxil_device; /* the device came from vkd3d-dxil.dll */
+/* ID3D12Device5::EnumerateMetaCommands: IUnknown 3, ID3D12Object 4, ID3D12Device 37,
+ * ID3D12Device1 3, Device2 1, Device3 3, Device4 6, then Device5's CreateLifetimeTracker,
+ * RemoveDevice. */
+#define ENUMERATE_META_COMMANDS_SLOT 59
+static HRESULT(STDMETHODCALLTYPE *real_enumerate_meta_commands)(void *, UINT *, void *);
+
+static inline HRESULT STDMETHODCALLTYPE enumerate_meta_commands(void *device, UINT *count, void *descs) {
+    HRESULT hr = real_enumerate_meta_commands(device, count, descs);
+    if (hr == E_NOTIMPL && count) {
+        *count = 0;
+        hr = S_OK;
+    }
+    return hr;
+}
+
+static inline HRESULT dxil_signal_event(HANDLE event) { return SetEvent(event) ? S_OK : E_FAIL; }
+
+/* The device from vkd3d-dxil.dll next to this program (S_OK), or S_FALSE: that DLL is not there,
+ * DML2ONNX_VKD3D_DXIL=0, or it failed (why, in `why`); then Wine's d3d12.dll makes the device. */
+static inline HRESULT create_dxil_device(IUnknown *adapter, const DXGI_ADAPTER_DESC1 *desc, ID3D12Device **device,
+                                         const char **why) {
+    static char text[512];
+    const char *setting = getenv("DML2ONNX_VKD3D_DXIL");
+    if (setting && !strcmp(setting, "0")) return S_FALSE;
+    char path[MAX_PATH];
+    size_t len = program_folder(path);
+    snprintf(path + len, sizeof path - len, "vkd3d-dxil.dll");
+    if (GetFileAttributesA(path) == INVALID_FILE_ATTRIBUTES) return S_FALSE;
+    HMODULE dll = LoadLibraryA(path);
+    vkd3d_create_device_fn create = dll ? (vkd3d_create_device_fn)(void *)GetProcAddress(dll, "vkd3d_create_device") : NULL;
+    if (!create) {
+        snprintf(text, sizeof text, "cannot use %s (error %lu): Wine's d3d12.dll instead", path, GetLastError());
+        *why = text;
+        return S_FALSE;
+    }
+    static const struct vkd3d_app_info app = {5, NULL, "dml2onnx", 0, NULL, 0, 2};
+    struct vkd3d_instance_info instance = {0, &app, dxil_signal_event, NULL, NULL, sizeof(WCHAR), NULL, NULL, 0};
+    struct vkd3d_device_info info = {1, NULL, D3D_FEATURE_LEVEL_11_0, NULL, &instance, NULL, NULL, 0, adapter, {0, 0}};
+    if (desc) info.adapter_luid = desc->AdapterLuid;
+    HRESULT hr = create(&info, &IID_ID3D12Device, (void **)device);
+    if (FAILED(hr)) {
+        snprintf(text, sizeof text, "vkd3d-dxil.dll: vkd3d_create_device failed: HRESULT 0x%08lx%s: Wine's d3d12.dll instead",
+                 hr, hr_name(hr));
+        *why = text;
+        return S_FALSE;
+    }
+    dxil_device = 1;
+    return S_OK;
+}
+
 /* A D3D12 device on the first DXGI adapter (its description into `adapter_name`, `adapter_len`
  * bytes, unless NULL), CheckFeatureSupport hooked when anything is to be hidden or traced, and a
  * command queue of `type` on it. Returns NULL, or why not (in `error`). */
@@ -320,12 +414,30 @@ static inline const char *create_d3d12_device(D3D12_COMMAND_LIST_TYPE type, ID3D
         FAIL_HR("EnumAdapters1 (no DXGI adapter)");
     }
     DXGI_ADAPTER_DESC1 ad;
-    if (adapter_name && SUCCEEDED(IDXGIAdapter1_GetDesc1(adapter, &ad)))
+    int have_desc = SUCCEEDED(IDXGIAdapter1_GetDesc1(adapter, &ad));
+    if (adapter_name && have_desc)
         WideCharToMultiByte(CP_UTF8, 0, ad.Description, -1, adapter_name, (int)adapter_len - 1, NULL, NULL);
-    hr = D3D12CreateDevice((IUnknown *)adapter, D3D_FEATURE_LEVEL_11_0, &IID_ID3D12Device, (void **)device);
+    const char *dxil_why = NULL;
+    hr = create_dxil_device((IUnknown *)adapter, have_desc ? &ad : NULL, device, &dxil_why);
+    if (dxil_why) fprintf(stderr, HOST_NAME ": %s\n", dxil_why);
+    if (hr == S_FALSE) /* not used or not there: Wine's own d3d12.dll */
+        hr = D3D12CreateDevice((IUnknown *)adapter, D3D_FEATURE_LEVEL_11_0, &IID_ID3D12Device, (void **)device);
     IDXGIAdapter1_Release(adapter);
     IDXGIFactory1_Release(factory);
     if (FAILED(hr)) FAIL_HR("D3D12CreateDevice");
+    if (dxil_device) {
+        /* vkd3d 1.14's EnumerateMetaCommands is a stub returning E_NOTIMPL, and DMLCreateDevice
+         * gives up on that: report no meta commands instead. */
+        void **vtable = (void **)(*device)->lpVtbl;
+        DWORD old;
+        if (VirtualProtect(&vtable[ENUMERATE_META_COMMANDS_SLOT], sizeof(void *), PAGE_READWRITE, &old)) {
+            if (vtable[ENUMERATE_META_COMMANDS_SLOT] != (void *)enumerate_meta_commands) {
+                real_enumerate_meta_commands = vtable[ENUMERATE_META_COMMANDS_SLOT];
+                vtable[ENUMERATE_META_COMMANDS_SLOT] = (void *)enumerate_meta_commands;
+            }
+            VirtualProtect(&vtable[ENUMERATE_META_COMMANDS_SLOT], sizeof(void *), old, &old);
+        }
+    }
     if (hide_int64 || hide_wave || hide_fp16 || hide_double || cap_sm51 || trace_features) {
         void **vtable = (void **)(*device)->lpVtbl;
         size_t slot = offsetof(ID3D12DeviceVtbl, CheckFeatureSupport) / sizeof(void *);

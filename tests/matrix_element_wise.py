@@ -1,0 +1,64 @@
+"""Matrix cases for the element-wise math operators (dml2onnx/ops/element_wise.py): every data type
+of each page's newest tensor support table at ranks 1-8, the special values (0, -0, +-1, halves,
+large magnitudes, infinities, NaN for floats; the types' ends for integers), ScaleBias where the
+operator has it (integers included, but for 64-bit types, which DirectML refuses), and for two
+inputs the other one drawn the same way."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+
+from dml2onnx import dtypes, schema
+from dml2onnx.ops.element_wise import ROWS
+from dml2onnx.schema import Kind
+from matrix import SIZES, Case, _tensor, int_values
+
+SCALE_BIAS = {"Scale": 0.5, "Bias": -1.25}
+INT_SCALE_BIAS = {"Scale": -2.5, "Bias": 0.75}
+
+
+def _float_edges(dtype: dtypes.DataType) -> np.ndarray:
+    big = 6e4 if dtype == dtypes.FLOAT16 else 3e38
+    pool = [0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.5, -2.5, 1e4, -1e4, big, -big, np.inf, -np.inf, np.nan, 1e-7]
+    return np.array(pool, np.float64).astype(dtype.numpy)
+
+
+def _int_edges(dtype: dtypes.DataType) -> np.ndarray:
+    info = np.iinfo(dtype.numpy)
+    near = [int(info.min), int(info.min) + 1, -3, -2, -1, 0, 1, 2, 3, int(info.max) - 1, int(info.max)]
+    return np.array([v for v in near if info.min <= v <= info.max], dtype=object).astype(dtype.numpy)
+
+
+def _values(rng: np.random.Generator, dtype: dtypes.DataType, shape: tuple[int, ...], variant: str) -> np.ndarray:
+    if variant == "edges":
+        edges = _float_edges(dtype) if dtype.is_float else _int_edges(dtype)
+        return rng.permutation(edges)
+    if dtype.is_float:
+        return (rng.standard_normal(shape) * 3).astype(dtype.numpy)
+    return int_values(rng, shape, dtype, variant)
+
+
+def _cases(op: schema.OperatorSchema, rng: np.random.Generator) -> Iterator[Case]:
+    inputs = [f.name for f in op.fields if f.kind is Kind.INPUT]
+    has_scale_bias = any(f.kind is Kind.SCALE_BIAS for f in op.fields)
+    for dtype in op.support[0].tensors["OutputTensor"].types:
+        shapes = [(f"rank{r}", SIZES[:r], ("random", "extreme", "ties")[r % 3]) for r in range(1, 9)]
+        shapes.append(("edges", (len(_float_edges(dtype)) if dtype.is_float else len(_int_edges(dtype)),), "edges"))
+        for label, shape, variant in shapes:
+            if not dtype.is_float and variant == "random":
+                variant = "extreme"
+            feeds = {n: _values(rng, dtype, shape, variant) for n in inputs}
+            fields: dict[str, Any] = {n: _tensor(dtype, feeds[inputs[0]].shape) for n in [*inputs, "OutputTensor"]}
+            yield Case(f"{op.name}-{dtype}-{label}", op.name, fields, feeds)
+            if has_scale_bias and label in ("rank3", "edges") and dtype.size < 8:
+                sb = SCALE_BIAS if dtype.is_float else INT_SCALE_BIAS
+                yield Case(f"{op.name}-{dtype}-{label}-scale_bias", op.name, fields | {"ScaleBias": sb}, feeds)
+
+
+def cases() -> Iterator[Case]:
+    rng = np.random.default_rng(19)
+    for name in ROWS:
+        yield from _cases(schema.OPERATORS[name], rng)

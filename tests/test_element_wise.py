@@ -1,0 +1,188 @@
+"""The element-wise math operators (dml2onnx/ops/element_wise.py): by hand, the integer rules
+DirectML's own API showed, ScaleBias, validation, and properties over random shapes, types and
+special values against the numpy reference. The matrix (tests/matrix_element_wise.py) runs them on
+every EP present and through DirectML's API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dml2onnx import schema, tolerances
+from dml2onnx.desc import parse_operator_desc
+from dml2onnx.errors import ModelError, format_path
+from dml2onnx.ops.element_wise import ROWS
+from strategies import SEEDS, shapes
+from support import EPS, lowered_and_reference, run_cli, tensor
+
+UNARY = [n for n in ROWS if "InputTensor" in {f.name for f in schema.OPERATORS[n].fields}]
+
+
+def unary(op: str, dtype: str, x: list[Any], **extra: Any) -> tuple[np.ndarray, np.ndarray]:
+    a = np.array([x], dtype=dtype.lower())
+    fields = {"InputTensor": tensor(dtype, a.shape), "OutputTensor": tensor(dtype, a.shape), **extra}
+    return lowered_and_reference("cpu", op, fields, {"InputTensor": a})
+
+
+def binary(op: str, dtype: str, a: list[Any], b: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    x, y = np.array([a], dtype=dtype.lower()), np.array([b], dtype=dtype.lower())
+    fields = {n: tensor(dtype, x.shape) for n in ("ATensor", "BTensor", "OutputTensor")}
+    return lowered_and_reference("cpu", op, fields, {"ATensor": x, "BTensor": y})
+
+
+# -- by hand: what DirectML's API computed (onnxruntime-directml 1.24.4 under Wine) ----------------
+
+
+@pytest.mark.parametrize(
+    ("dtype", "x", "want"),
+    [
+        ("INT8", [-128, -127, -1, 0, 127], [127, 127, 1, 0, 127]),  # 8/16 bits: computed wider, saturated
+        ("INT16", [-32768, -5, 32767], [32767, 5, 32767]),
+        ("INT32", [-(2**31), -5, 2**31 - 1], [-(2**31), 5, 2**31 - 1]),  # 32/64 bits: abs(min) wraps to min
+        ("INT64", [-(2**63), -(2**53) - 1, 7], [-(2**63), 2**53 + 1, 7]),
+    ],
+)
+def test_abs_of_integers(dtype: str, x: list[int], want: list[int]) -> None:
+    got, ref = unary("ELEMENT_WISE_ABS", dtype, x)
+    assert got.tolist() == ref.tolist() == [want]
+
+
+@pytest.mark.parametrize(
+    ("dtype", "a", "b", "want"),
+    [
+        ("INT8", [127, -128, 100], [1, -1, 100], [-128, 127, -56]),  # wraps modulo 2**8
+        ("UINT16", [65535, 1], [1, 65535], [0, 0]),
+        ("INT64", [2**63 - 1, 2**53], [1, 1], [-(2**63), 2**53 + 1]),
+        ("UINT64", [2**64 - 1, 2**63], [2, 2**63], [1, 0]),
+    ],
+)
+def test_add_of_integers_wraps(dtype: str, a: list[int], b: list[int], want: list[int]) -> None:
+    got, ref = binary("ELEMENT_WISE_ADD", dtype, a, b)
+    assert got.tolist() == ref.tolist() == [want]
+
+
+def test_scale_bias_on_floats() -> None:
+    got, ref = unary("ELEMENT_WISE_IDENTITY", "FLOAT32", [-2, 0.5, 3], ScaleBias={"Scale": 2, "Bias": 0.5})
+    assert got.tolist() == ref.tolist() == [[-3.5, 1.5, 6.5]]
+    got, ref = unary("ELEMENT_WISE_SQRT", "FLOAT16", [1, 7.5], ScaleBias={"Scale": 2, "Bias": 1})
+    np.testing.assert_allclose(got.astype(np.float64), [[np.sqrt(3), 4]], rtol=1e-3)
+
+
+@pytest.mark.parametrize(
+    ("op", "dtype", "x", "want"),
+    [
+        # FLOAT32 x * 2.5 - 0.25, truncated toward zero and saturated to the type, then the operator
+        ("ELEMENT_WISE_IDENTITY", "INT8", [100, -100, 127, -128, 3], [127, -128, 127, -128, 7]),
+        ("ELEMENT_WISE_ABS", "INT8", [100, -100, 127, -128, 3], [127, 127, 127, 127, 7]),
+        ("ELEMENT_WISE_IDENTITY", "INT32", [100, -100, 2**31 - 1, -(2**31), 3], [249, -250, 2**31 - 1, -(2**31), 7]),
+        ("ELEMENT_WISE_ABS", "INT32", [100, -100, 2**31 - 1, -(2**31), 3], [249, 250, 2**31 - 1, -(2**31), 7]),
+        ("ELEMENT_WISE_IDENTITY", "UINT8", [100, 7, 255, 0, 3], [249, 17, 255, 0, 7]),
+    ],
+)
+def test_scale_bias_on_integers(op: str, dtype: str, x: list[int], want: list[int]) -> None:
+    got, ref = unary(op, dtype, x, ScaleBias={"Scale": 2.5, "Bias": -0.25})
+    assert got.tolist() == ref.tolist() == [want]
+
+
+def test_float_specials() -> None:
+    x = [0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan]
+    for op in ROWS:
+        if "FLOAT32" not in [d.name for d in schema.OPERATORS[op].support[0].tensors["OutputTensor"].types]:
+            continue
+        if op in UNARY:
+            got, ref = unary(op, "FLOAT32", x)
+        else:
+            got, ref = binary(op, "FLOAT32", x, x[::-1])
+        np.testing.assert_array_equal(got, ref.astype(np.float32), err_msg=op)
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+
+def refusal(op: str, fields: dict[str, Any]) -> ModelError:
+    from dml2onnx import lowering
+
+    with pytest.raises(ModelError) as e:
+        lowering.validate(parse_operator_desc(op, fields, ("desc",), ("type",)))
+    return e.value
+
+
+@pytest.mark.parametrize(
+    ("op", "change", "path", "text"),
+    [
+        ("ELEMENT_WISE_ADD", {"BTensor": tensor("FLOAT16", [2, 3])}, "desc.BTensor.DataType", "same DataType"),
+        ("ELEMENT_WISE_ADD", {"BTensor": tensor("FLOAT32", [3, 2])}, "desc.BTensor.Sizes", "same Sizes"),
+        ("ELEMENT_WISE_EXP", {"InputTensor": tensor("FLOAT32", [2, 3, 1])}, "desc.InputTensor.Sizes", "DimensionCount"),
+        ("ELEMENT_WISE_EXP", {"InputTensor": tensor("INT32", [2, 3])}, "desc.InputTensor.DataType", "must be FLOAT32, FLOAT16"),
+        ("ELEMENT_WISE_ABS", {"InputTensor": tensor("UINT8", [2, 3])}, "desc.InputTensor.DataType", "must be"),
+        ("ELEMENT_WISE_IDENTITY", {"ScaleBias": {"Scale": 1}}, "desc.ScaleBias.Bias", "required"),
+        ("ELEMENT_WISE_IDENTITY", {"ScaleBias": {"Scale": 1, "Bias": 0, "Gain": 2}}, "desc.ScaleBias.Gain", "unknown"),
+    ],
+)
+def test_invalid(op: str, change: dict[str, Any], path: str, text: str) -> None:
+    names = [f.name for f in schema.OPERATORS[op].fields if f.kind.name in ("INPUT", "OUTPUT")]
+    fields = {n: tensor("FLOAT32", [2, 3]) for n in names} | change
+    if "DataType" in path and "OutputTensor" in fields and change.get("InputTensor"):
+        fields["OutputTensor"] = dict(change["InputTensor"])
+    e = refusal(op, fields)
+    assert format_path(e.path) == path and text in str(e), str(e)
+
+
+@pytest.mark.parametrize("dtype", ["INT64", "UINT64", "FLOAT64"])
+def test_scale_bias_refused_on_64_bit_types(dtype: str) -> None:
+    """DirectML's CreateOperator returns E_INVALIDARG for these (measured); so does dml2onnx."""
+    t = tensor(dtype, [4])
+    e = refusal("ELEMENT_WISE_IDENTITY", {"InputTensor": t, "OutputTensor": t, "ScaleBias": {"Scale": 2, "Bias": 0}})
+    assert format_path(e.path) == "desc.ScaleBias" and dtype in str(e)
+
+
+def test_listed_as_lowered() -> None:
+    _, out, _ = run_cli("ops", "--json")
+    import json
+
+    listed = {e["name"]: e for e in json.loads(out)}
+    for op in ROWS:
+        assert listed[f"DML_OPERATOR_{op}"]["supported"], op
+
+
+# -- properties -----------------------------------------------------------------------------------
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[str, dict[str, Any], dict[str, np.ndarray]]:
+    op = draw(st.sampled_from(sorted(ROWS)))
+    schema_op = schema.OPERATORS[op]
+    dtype = draw(st.sampled_from([d.name for d in schema_op.support[0].tensors["OutputTensor"].types]))
+    shape = draw(shapes())
+    rng = np.random.default_rng(draw(SEEDS))
+    names = [f.name for f in schema_op.fields if f.kind.name == "INPUT"]
+    np_type = np.dtype(dtype.lower())
+    feeds = {}
+    for n in names:
+        if np_type.kind == "f":
+            x = rng.standard_normal(shape) * draw(st.sampled_from([0.5, 3.0, 100.0]))
+            special = rng.random(shape) < 0.1
+            x[special] = rng.choice([0.0, -0.0, np.inf, -np.inf, np.nan], size=int(special.sum()))
+            feeds[n] = x.astype(np_type)
+        else:
+            info = np.iinfo(np_type)
+            feeds[n] = rng.integers(info.min, int(info.max) + 1, size=shape, dtype=np_type, endpoint=False)
+    fields: dict[str, Any] = {n: tensor(dtype, shape) for n in [*names, "OutputTensor"]}
+    if any(f.name == "ScaleBias" for f in schema_op.fields) and np_type.itemsize < 8 and draw(st.booleans()):
+        fields["ScaleBias"] = {"Scale": draw(st.floats(-4, 4, width=32)), "Bias": draw(st.floats(-4, 4, width=32))}
+    return op, fields, feeds
+
+
+@EPS
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases())
+def test_matches_reference(ep: str, case: tuple[str, dict[str, Any], dict[str, np.ndarray]]) -> None:
+    op, fields, feeds = case
+    got, want = lowered_and_reference(ep, op, fields, feeds)
+    dtype = parse_operator_desc(op, fields, ("d",), ("t",)).tensor("OutputTensor").data_type
+    c = tolerances.compare(got, want, tolerances.tolerance(op, dtype, ep))
+    assert c.ok, (op, fields.get("ScaleBias"), c, got.ravel()[:8], want.ravel()[:8])
