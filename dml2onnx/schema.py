@@ -293,18 +293,33 @@ def enum_value(enum: str, text: str) -> str | None:
 
 
 # Lowered operators whose fields and tensor support tables are the generated table's rows as they
-# are (operator_table.py, from DirectMLSchema.h and the pages); their family module says how each
-# is lowered (ops/element_wise.py: one row per operator).
-_ELEMENT_WISE_NAMES = "IDENTITY ABS ADD EXP LOG SQRT RECIP CEIL FLOOR ERF TANH SIN COS"
-ELEMENT_WISE = tuple(f"ELEMENT_WISE_{n}" for n in _ELEMENT_WISE_NAMES.split())
+# are (operator_table.py, from DirectMLSchema.h and the pages), by the family module under ops/
+# that lowers them (one row per operator there).
+ADOPTED: dict[str, tuple[str, ...]] = {
+    "element_wise": (
+        "ELEMENT_WISE_IDENTITY",
+        "ELEMENT_WISE_ABS",
+        "ELEMENT_WISE_ADD",
+        "ELEMENT_WISE_EXP",
+        "ELEMENT_WISE_LOG",
+        "ELEMENT_WISE_SQRT",
+        "ELEMENT_WISE_RECIP",
+        "ELEMENT_WISE_CEIL",
+        "ELEMENT_WISE_FLOOR",
+        "ELEMENT_WISE_ERF",
+        "ELEMENT_WISE_TANH",
+        "ELEMENT_WISE_SIN",
+        "ELEMENT_WISE_COS",
+    ),
+}
 
 
-def _adopt(names: tuple[str, ...]) -> None:
+def _adopt() -> None:
     # operator_table imports this module's classes, which exist by now (dml2onnx/__init__ imports
     # this module first, so operator_table never starts before it)
     from . import operator_table
 
-    OPERATORS.update({n: operator_table.OPERATORS[n] for n in names})
+    OPERATORS.update({n: operator_table.OPERATORS[n] for names in ADOPTED.values() for n in names})
 
 
-_adopt(ELEMENT_WISE)
+_adopt()

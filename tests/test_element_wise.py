@@ -186,3 +186,8 @@ def test_matches_reference(ep: str, case: tuple[str, dict[str, Any], dict[str, n
     dtype = parse_operator_desc(op, fields, ("d",), ("t",)).tensor("OutputTensor").data_type
     c = tolerances.compare(got, want, tolerances.tolerance(op, dtype, ep))
     assert c.ok, (op, fields.get("ScaleBias"), c, got.ravel()[:8], want.ravel()[:8])
+
+
+def test_rows_are_the_adopted_operators() -> None:
+    """Every row is a lowered operator whose fields and tables come from the generated table."""
+    assert set(ROWS) == set(schema.ADOPTED["element_wise"])

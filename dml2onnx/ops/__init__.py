@@ -9,7 +9,7 @@ import importlib
 from collections.abc import Iterator, Mapping
 from types import ModuleType
 
-from ..schema import ELEMENT_WISE, OPERATORS
+from ..schema import ADOPTED, OPERATORS
 
 _MODULE_OF: dict[str, str] = {
     "ACTIVATION_HARDMAX": "hardmax",
@@ -26,7 +26,7 @@ _MODULE_OF: dict[str, str] = {
     "REDUCE": "reduce",
     "ONE_HOT": "one_hot",
     **{name: "element_wise_activation" for name, op in OPERATORS.items() if op.fusable},
-    **dict.fromkeys(ELEMENT_WISE, "element_wise"),
+    **{name: module for module, names in ADOPTED.items() for name in names},
 }
 
 
