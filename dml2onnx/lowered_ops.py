@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from . import choices, lowering, schema
+from . import choices, lowering, operator_table, ops, schema
 from .desc import parse_operator_desc
 from .errors import ModelError
 
@@ -17,6 +17,7 @@ _SOFTMAX_FAMILY = ("ACTIVATION_HARDMAX", "ACTIVATION_LOG_SOFTMAX", "ACTIVATION_S
 _AXES_FAMILY = ("ACTIVATION_HARDMAX1", "ACTIVATION_LOG_SOFTMAX1", "ACTIVATION_SOFTMAX1")
 _MVN = ("MEAN_VARIANCE_NORMALIZATION", "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2")
 _ACTIVATION_PARAMETERS = {"Steepness": 1.0, "Alpha": 0.5, "Beta": 0.25, "Gamma": 1.5, "Bias": 0.1, "Threshold": 0.2}
+_BOUNDS = {"Min": 0, "Max": 1}  # CLIP, CLIP1, THRESHOLD (scalar unions take the tensor's type)
 
 
 def _tensor(data_type: str, sizes: list[int]) -> dict[str, Any]:
@@ -26,7 +27,8 @@ def _tensor(data_type: str, sizes: list[int]) -> dict[str, Any]:
 def _examples(op: schema.OperatorSchema) -> list[dict[str, Any]]:
     """Example descs of `op`, one per input data type (and REDUCE function) of its newest table."""
     name = op.name
-    first_input = op.tensor_fields(schema.Kind.INPUT)[0].name
+    inputs = op.tensor_fields(schema.Kind.INPUT)  # none: the fills
+    first_input = (inputs[0] if inputs else op.tensor_fields(schema.Kind.OUTPUT)[0]).name
     if name == "REDUCE":  # the newest table of each group of functions, every input type
         return [
             _reduce(f, d.name, t.tensors["OutputTensor"].types[0].name)
@@ -34,11 +36,15 @@ def _examples(op: schema.OperatorSchema) -> list[dict[str, Any]]:
             for f in t.functions
             for d in t.tensors["InputTensor"].types
         ]
-    types = [d.name for d in op.support[0].tensors[first_input].types]
+    refused = getattr(ops.MODULES[name], "NOT_LOWERED_TYPES", ())  # listed by the page, refused by the module
+    types = [d.name for d in op.support[0].tensors[first_input].types if d.name not in refused]
     out: list[dict[str, Any]] = []
     for t in types:
         # every tensor of the same type and sizes: the activations' and the element-wise operators' rule
         io = {f.name: _tensor(t, [2, 3, 4, 5]) for f in op.fields if f.kind in (schema.Kind.INPUT, schema.Kind.OUTPUT)}
+        outputs = [d.name for d in op.support[0].tensors.get("OutputTensor", op.support[0].tensors[first_input]).types]
+        if "OutputTensor" in io and t not in outputs:  # comparisons and logic write 0/1 integers
+            io["OutputTensor"] = _tensor(outputs[0], [2, 3, 4, 5])
         if name in _SOFTMAX_FAMILY:
             out.append({"InputTensor": _tensor(t, [3, 8]), "OutputTensor": _tensor(t, [3, 8])})
         elif name in _AXES_FAMILY:
@@ -66,8 +72,19 @@ def _examples(op: schema.OperatorSchema) -> list[dict[str, Any]]:
                         "Axis": 1,
                     }
                 )
-        else:  # an element-wise activation
-            params = {f.name: _ACTIVATION_PARAMETERS[f.name] for f in op.fields if f.kind is schema.Kind.FLOAT}
+        elif name == "CAST":  # every output type
+            out += [{**io, "OutputTensor": _tensor(d.name, [2, 3, 4, 5])} for d in op.support[0].tensors["OutputTensor"].types]
+        elif name in ("FILL_VALUE_CONSTANT", "FILL_VALUE_SEQUENCE"):
+            out.append({**io, "ValueDataType": t} | {f.name: 1 for f in op.fields if f.kind is schema.Kind.SCALAR_UNION})
+        else:  # an element-wise operator: its FLOAT parameters, scalar unions of the tensor's type
+            params: dict[str, Any] = {}
+            for f in op.fields:
+                if f.kind in (schema.Kind.FLOAT, schema.Kind.SCALAR_UNION):
+                    params[f.name] = _ACTIVATION_PARAMETERS.get(f.name, _BOUNDS.get(f.name, 1))
+                elif f.kind is schema.Kind.ENUM and f.enum == "DML_TENSOR_DATA_TYPE":
+                    params[f.name] = t
+                elif f.kind is schema.Kind.ENUM:  # its first member (IS_INFINITY's EITHER, ...)
+                    params[f.name] = next(iter(operator_table.ENUMS[f.enum]))
             out.append({**io, **params})
     return out
 

@@ -244,6 +244,9 @@ FAMILIES = (
     "matrix_mvn_family",
     "matrix_element_wise_activation",
     "matrix_element_wise",
+    "matrix_element_wise_logical",
+    "matrix_cast",
+    "matrix_element_wise_bits",
 )
 
 

@@ -1,8 +1,10 @@
-"""Matrix cases for the element-wise math operators (dml2onnx/ops/element_wise.py): every data type
+"""Matrix cases for the element-wise math operators (dml2onnx/ops/element_wise.py and
+element_wise_arithmetic.py): every data type
 of each page's newest tensor support table at ranks 1-8, the special values (0, -0, +-1, halves,
 large magnitudes, infinities, NaN for floats; the types' ends for integers), ScaleBias where the
 operator has it (integers included, but for 64-bit types, which DirectML refuses), and for two
-inputs the other one drawn the same way."""
+inputs the other one drawn the same way (zeros and -1 among the integer edges: division by them);
+ADD1 with a fused activation."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from dml2onnx import dtypes, schema
-from dml2onnx.ops.element_wise import ROWS
+from dml2onnx.ops import element_wise, element_wise_arithmetic
 from dml2onnx.schema import Kind
 from matrix import SIZES, Case, _tensor, int_values
 
@@ -41,6 +43,25 @@ def _values(rng: np.random.Generator, dtype: dtypes.DataType, shape: tuple[int, 
     return int_values(rng, shape, dtype, variant)
 
 
+def _params(op: str, dtype: dtypes.DataType) -> list[dict[str, Any]]:
+    """The bounds of the clamping operators: Min <= Max and Min > Max (DirectML then gives Min);
+    CLIP1's exact integers, past 2**53 for 64-bit types."""
+    if op == "ELEMENT_WISE_THRESHOLD":
+        return [{"Min": 0.5}, {"Min": -2.75}]
+    if op == "ELEMENT_WISE_CLIP":
+        return [{"Min": -1.5, "Max": 2.25}, {"Min": 3.0, "Max": -1.0}, {"Min": -1e10, "Max": 1e10}]
+    if op == "ELEMENT_WISE_CLIP1":
+        if dtype.is_float:
+            bounds = [(-1.5, 2.25), (3.0, -1.0)]
+        elif dtype.size == 8:
+            bounds = [(2**53 + 1, 2**62 + 3), (5, 2**53 + 2)]
+        else:
+            lo = 2 if dtype.numpy.kind == "u" else -3
+            bounds = [(lo, 100), (100, lo)]
+        return [{"MinMaxDataType": dtype.name, "Min": a, "Max": b} for a, b in bounds]
+    return [{}]
+
+
 def _cases(op: schema.OperatorSchema, rng: np.random.Generator) -> Iterator[Case]:
     inputs = [f.name for f in op.fields if f.kind is Kind.INPUT]
     has_scale_bias = any(f.kind is Kind.SCALE_BIAS for f in op.fields)
@@ -51,11 +72,21 @@ def _cases(op: schema.OperatorSchema, rng: np.random.Generator) -> Iterator[Case
             if not dtype.is_float and variant == "random":
                 variant = "extreme"
             feeds = {n: _values(rng, dtype, shape, variant) for n in inputs}
-            fields: dict[str, Any] = {n: _tensor(dtype, feeds[inputs[0]].shape) for n in [*inputs, "OutputTensor"]}
-            yield Case(f"{op.name}-{dtype}-{label}", op.name, fields, feeds)
+            tensors: dict[str, Any] = {n: _tensor(dtype, feeds[inputs[0]].shape) for n in [*inputs, "OutputTensor"]}
+            fields = tensors | _params(op.name, dtype)[0]
+            for i, params in enumerate(_params(op.name, dtype)):
+                suffix = f"-p{i}" if params else ""
+                yield Case(f"{op.name}-{dtype}-{label}{suffix}", op.name, tensors | params, feeds)
+            if any(f.kind is Kind.ACTIVATION for f in op.fields) and label in ("rank3", "edges"):
+                fused = {"Type": "ACTIVATION_ELU", "Alpha": 0.5}
+                yield Case(f"{op.name}-{dtype}-{label}-fused_elu", op.name, fields | {"FusedActivation": fused}, feeds)
             if has_scale_bias and label in ("rank3", "edges") and dtype.size < 8:
                 sb = SCALE_BIAS if dtype.is_float else INT_SCALE_BIAS
                 yield Case(f"{op.name}-{dtype}-{label}-scale_bias", op.name, fields | {"ScaleBias": sb}, feeds)
+
+
+# The families of element_wise.py's Row table that these cases cover (others have their own file).
+ROWS = {**element_wise.ROWS, **element_wise_arithmetic.ROWS}
 
 
 def cases() -> Iterator[Case]:

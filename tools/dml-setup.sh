@@ -6,6 +6,7 @@
 #
 #   tools/dml-setup.sh            (or: make dml-setup)
 #   DML2ONNX_DML_HOME=/some/dir tools/dml-setup.sh     (default ~/.cache/dml2onnx/directml-<version>)
+#   DML2ONNX_VKD3D_DXIL=0 tools/dml-setup.sh           (no vkd3d-dxil.dll: DXIL-only kernels fail)
 set -euo pipefail
 
 ORT_VERSION=1.24.4
@@ -15,6 +16,9 @@ WHEEL_SHA256=f2ecb68b7b7b259d2ef3112ae760149f9b5a1e7c0fbb73d539da6250a648a614
 # descriptor table and DirectML silently returns zeros. bookworm-backports has Mesa 25.
 MESA_MIN=23
 PACKAGES=(wine wine64 libwine libvkd3d1 xvfb xauth gcc-mingw-w64-x86-64 libvulkan1)
+# For vkd3d-dxil.dll (tools/vkd3d-dxil.sh: vkd3d 1.14 with its DXIL front end, for DirectML's
+# DXIL-only kernels). Optional: without them, or with DML2ONNX_VKD3D_DXIL=0, Wine's d3d12.dll.
+DXIL_PACKAGES=(bison flex mingw-w64-tools libvulkan-dev)
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PY=${PY:-$ROOT/.venv/bin/python}
@@ -108,6 +112,21 @@ find "$HOME_DIR" -maxdepth 1 -name 'ort_host-*.exe' ! -name "$EXE" -delete  # bu
 # ---- 3b. dml_exec, which executes descs with DirectML's own API (--ep directml) ---------------
 "$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); from dml2onnx import dmlapi; print("dml-setup: dml_exec:", dmlapi.build())' "$ROOT"
 
+# ---- 3c. vkd3d-dxil.dll: vkd3d 1.14 with its DXIL front end (optional, cached) -----------------------
+if [ "${DML2ONNX_VKD3D_DXIL:-1}" != 0 ]; then
+    dxil_missing=()
+    for p in "${DXIL_PACKAGES[@]}"; do installed "$p" || dxil_missing+=("$p"); done
+    if [ ${#dxil_missing[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        say "installing ${dxil_missing[*]} (to build vkd3d-dxil.dll)"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${dxil_missing[@]}" >/dev/null \
+            || say "installing ${dxil_missing[*]} failed"
+    fi
+    if ! PY=$PY "$ROOT/tools/vkd3d-dxil.sh" "$HOME_DIR"; then
+        say "WARNING: vkd3d-dxil.dll was not built (above: why); the hosts use Wine's d3d12.dll (vkd3d 1.6),"
+        say "         and DirectML's DXIL-only kernels (two-input Add/Sub/Mul/Div on FLOAT32, ...) fail"
+    fi
+fi
+
 # ---- 4. the Wine prefix --------------------------------------------------------------------------
 export WINEPREFIX=$HOME_DIR/wineprefix WINEARCH=win64 WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
 if [ ! -f "$WINEPREFIX/system.reg" ]; then
@@ -117,7 +136,37 @@ if [ ! -f "$WINEPREFIX/system.reg" ]; then
     [ -f "$WINEPREFIX/system.reg" ] || die "wineboot did not create $WINEPREFIX"
 fi
 
-# ---- 5. known-answer check -----------------------------------------------------------------------
+# ---- 5. known-answer checks ----------------------------------------------------------------------
+# First a kernel DirectML has only as DXIL (a two-input Mul of 8 FLOAT32), where vkd3d-dxil.dll is
+# there: if it fails, the DLL is set aside (vkd3d-dxil.dll.failed) and the hosts use Wine's d3d12.
+if [ -f "$HOME_DIR/vkd3d-dxil.dll" ] && [ "${DML2ONNX_VKD3D_DXIL:-1}" != 0 ]; then
+    if ! "$PY" - "$ROOT" <<'EOF'; then
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from onnx import TensorProto, helper
+from dml2onnx import winhost
+
+start = time.perf_counter()
+vi = helper.make_tensor_value_info
+graph = helper.make_graph(
+    [helper.make_node("Mul", ["a", "b"], ["OutputTensor"])], "dxil_only",
+    [vi("a", TensorProto.FLOAT, [8]), vi("b", TensorProto.FLOAT, [8])], [vi("OutputTensor", TensorProto.FLOAT, [8])],
+)
+model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+a, b = np.arange(8, dtype=np.float32), np.arange(8, 16, dtype=np.float32)
+try:
+    got = winhost.create(model, "dxil_only").run({"a": a, "b": b})
+except Exception as e:
+    sys.exit(f"dml-setup: the DXIL-only Mul failed through vkd3d-dxil.dll: {e}")
+if not np.array_equal(got, a * b):
+    sys.exit(f"dml-setup: the DXIL-only Mul gave {got.tolist()}, expected {(a * b).tolist()}")
+print(f"dml-setup: known-answer check of a DXIL-only kernel passed (vkd3d-dxil.dll) in {time.perf_counter() - start:.1f} s")
+EOF
+        mv -f "$HOME_DIR/vkd3d-dxil.dll" "$HOME_DIR/vkd3d-dxil.dll.failed"
+        say "WARNING: vkd3d-dxil.dll set aside ($HOME_DIR/vkd3d-dxil.dll.failed); the hosts use Wine's d3d12.dll"
+    fi
+fi
 "$PY" - "$ROOT" <<'EOF'
 import sys, time
 sys.path.insert(0, sys.argv[1])
@@ -161,4 +210,9 @@ if got.ravel().tolist() != [1, 0]:
 print(f"dml-setup: known-answer check passed through DirectML's API in {time.perf_counter() - start:.1f} s")
 EOF
 say "lavapipe: mesa-vulkan-drivers $(mesa_version); wine $(wine --version 2>/dev/null)"
+if [ -f "$HOME_DIR/vkd3d-dxil.dll" ] && [ "${DML2ONNX_VKD3D_DXIL:-1}" != 0 ]; then
+    say "D3D12 device: vkd3d-dxil.dll (vkd3d 1.14, DXIL front end on); DML2ONNX_VKD3D_DXIL=0 turns it off"
+else
+    say "D3D12 device: Wine's d3d12.dll (vkd3d 1.6, DXBC only): DirectML's DXIL-only kernels fail"
+fi
 say "ok ($HOME_DIR)"

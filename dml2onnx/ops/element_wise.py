@@ -47,6 +47,7 @@ class Row:
     half_exact: bool = False  # the ONNX op is correctly rounded in FLOAT16 on every EP
     integer: Lower | None = None  # on the integer tensors themselves
     int_reference: Reference | None = None  # on the integer arrays, exact
+    check: Callable[[OperatorDesc], None] | None = None  # the page's rules beyond the family's
 
 
 def _unary(op: str, doc: str) -> Lower:
@@ -84,37 +85,84 @@ def _wrapping(f: Callable[[int, int], int]) -> Reference:
     return reference
 
 
-def _int_in(op: str, doc: str, wide: tuple[dtypes.DataType, ...] = ()) -> Lower:
-    """An ONNX op on integers, run in INT32 for the 8/16-bit types (the EPs lack them; the cast
-    back keeps the low bits, which is the wrapped result)."""
+def _int_in(op: str, doc: str) -> Lower:
+    """An ONNX op on integers, run in INT32 for the 8/16-bit types (the EPs lack them), whose
+    result is then wrapped to the type (wrap_to)."""
 
     def lower(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
         dtype: dtypes.DataType = p["__dtype__"]
         if dtype.size >= 4:
             return b.node(op, xs, op.lower(), doc)
         wider = [b.cast(x, dtypes.INT32, f"to_int32_{i}", "in INT32") for i, x in enumerate(xs)]
-        y = b.node(op, wider, op.lower(), doc)
-        return b.cast(y, dtype, "wrap", f"the low {dtype.size * 8} bits, as {dtype}")
+        return wrap_to(b, b.node(op, wider, op.lower(), doc), dtype)
 
     return lower
 
 
-def _abs_int(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
-    """What DirectML computes (measured through its API): INT32 and INT64 wrap (abs of the
-    minimum is the minimum), INT8 and INT16 are computed wider and saturate (abs(-128) = 127)."""
-    dtype: dtypes.DataType = p["__dtype__"]
-    if dtype.size >= 4:
-        return b.node("Abs", xs, "abs", "abs(x), wrapping: abs of the type's minimum is itself")
-    wide = b.node("Abs", [b.cast(xs[0], dtypes.INT32, "to_int32", "in INT32")], "abs", "abs(x) in INT32")
-    top = b.scalar(int(np.iinfo(dtype.numpy).max), dtypes.INT32, "type_max")
-    return b.cast(b.node("Min", [wide, top], "saturate", f"saturated to {dtype}"), dtype, "narrow", f"as {dtype}")
+def wrap_to(b: GraphBuilder, y: str, dtype: dtypes.DataType) -> str:
+    """The INT32 `y` modulo 2**bits as the 8/16-bit `dtype`, by arithmetic: a narrowing Cast is
+    not enough, the DirectML EP saturates it (measured: INT8 127 + 1 gave 127)."""
+    i32, m = dtypes.INT32, 1 << (dtype.size * 8)
+    modulus = b.scalar(m, i32, "modulus")
+    q = b.node("Div", [y, modulus], "wrap_quotient", f"y / {m} toward zero")
+    r = b.node("Sub", [y, b.node("Mul", [q, modulus], "wrap_multiple", f"(y / {m}) * {m}")], "wrap_rest", f"y rem {m}")
+    nought = b.scalar(0, i32, "wrap_nought")
+    below = b.cast(b.node("Less", [r, nought], "wrap_negative", "rem < 0"), i32, "wrap_negative_flag", "1 where rem < 0")
+    r = b.node("Add", [r, b.node("Mul", [below, modulus], "wrap_lift", f"{m} where rem < 0")], "wrap_low", f"y mod {m}")
+    if dtype.numpy.kind == "i":  # the upper half of [0, m) is negative
+        half = b.scalar(m // 2, i32, "wrap_half")
+        above = b.cast(b.node("Less", [r, half], "wrap_low_half", "below m / 2"), i32, "wrap_low_flag", "1 below m / 2")
+        over = b.node("Sub", [b.scalar(1, i32, "wrap_one"), above], "wrap_high_flag", "1 from m / 2 up")
+        r = b.node("Sub", [r, b.node("Mul", [over, modulus], "wrap_drop", f"{m} from m / 2 up")], "wrap_signed", "as signed")
+    return b.cast(r, dtype, "narrow", f"in {dtype}'s range: as {dtype}")
 
 
-def _abs_int_reference(xs: list[np.ndarray], p: dict[str, Any]) -> np.ndarray:
+def _saturating_narrow_int(onnx_op: str, doc: str) -> Lower:
+    """ABS and NEGATE as DirectML computes them (measured through its API): INT32 and INT64 wrap
+    (the minimum stays itself), INT8 and INT16 are computed wider and saturate (abs(-128) = 127)."""
+
+    def lower(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
+        dtype: dtypes.DataType = p["__dtype__"]
+        if dtype.size >= 4:
+            return b.node(onnx_op, xs, onnx_op.lower(), f"{doc}, wrapping: the type's minimum stays itself")
+        wide = b.node(onnx_op, [b.cast(xs[0], dtypes.INT32, "to_int32", "in INT32")], onnx_op.lower(), f"{doc} in INT32")
+        top = b.scalar(int(np.iinfo(dtype.numpy).max), dtypes.INT32, "type_max")
+        return b.cast(b.node("Min", [wide, top], "saturate", f"saturated to {dtype}"), dtype, "narrow", f"as {dtype}")
+
+    return lower
+
+
+def _saturating_narrow_reference(f: Callable[[np.ndarray], np.ndarray]) -> Reference:
+    def reference(xs: list[np.ndarray], p: dict[str, Any]) -> np.ndarray:
+        x = xs[0]
+        if x.dtype.itemsize >= 4:
+            with np.errstate(over="ignore"):
+                return f(x)  # numpy wraps the minimum as DirectML does
+        return np.minimum(f(x.astype(np.int64)), np.iinfo(x.dtype).max).astype(x.dtype)
+
+    return reference
+
+
+def _float_sign(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
+    # ONNX Runtime's CPU Sign keeps a FLOAT32 NaN (and zeroes a FLOAT16 one): select 0 for it
     x = xs[0]
-    if x.dtype.itemsize >= 4:
-        return np.abs(x)  # numpy wraps the minimum as DirectML does
-    return np.minimum(np.abs(x.astype(np.int64)), np.iinfo(x.dtype).max).astype(x.dtype)
+    number = b.node("Equal", [x, x], "not_nan", "x == x: false for NaN only")
+    sign = b.node("Sign", [x], "sign", "sign(x)")
+    return b.node("Where", [number, sign, b.scalar(0.0, F32, "zero")], "sign_or_zero", "0 for NaN")
+
+
+def _sign_int(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
+    """Sign up to 32 bits (in INT32 below); (x > 0) - (x < 0) for 64-bit types, whose Sign ONNX
+    Runtime's CPU EP gets wrong past 2**31."""
+    dtype: dtypes.DataType = p["__dtype__"]
+    if dtype.size < 8:
+        return _int_in("Sign", "sign(x)")(b, xs, p)
+    nought = b.scalar(0, dtype, "nought")
+    above = b.cast(b.node("Greater", [xs[0], nought], "positive", "x > 0"), dtype, "positive_flag", "1 where x > 0")
+    if dtype.numpy.kind == "u":
+        return above
+    below = b.cast(b.node("Less", [xs[0], nought], "negative", "x < 0"), dtype, "negative_flag", "1 where x < 0")
+    return b.node("Sub", [above, below], "sign", "(x > 0) - (x < 0)")
 
 
 def _float_math(onnx_op: str, formula: str, f: Callable[..., np.ndarray]) -> Row:
@@ -136,8 +184,8 @@ ROWS: dict[str, Row] = {
         _unary("Abs", "abs(x)"),
         _ufunc(np.abs),
         half_exact=True,
-        integer=_abs_int,
-        int_reference=_abs_int_reference,
+        integer=_saturating_narrow_int("Abs", "abs(x)"),
+        int_reference=_saturating_narrow_reference(np.abs),
     ),
     "ELEMENT_WISE_ADD": Row(
         "f(a, b) = a + b",
@@ -157,6 +205,21 @@ ROWS: dict[str, Row] = {
     "ELEMENT_WISE_TANH": _float_math("Tanh", "tanh(x)", np.tanh),
     "ELEMENT_WISE_SIN": _float_math("Sin", "sin(x)", np.sin),
     "ELEMENT_WISE_COS": _float_math("Cos", "cos(x)", np.cos),
+    "ELEMENT_WISE_NEGATE": Row(
+        "f(x) = -x",
+        _unary("Neg", "-x"),
+        _ufunc(np.negative),
+        half_exact=True,
+        integer=_saturating_narrow_int("Neg", "-x"),
+        int_reference=_saturating_narrow_reference(np.negative),
+    ),
+    "ELEMENT_WISE_SIGN": Row(
+        "f(x) = sign(x): -1, 0 or 1; 0 for NaN (what DirectML computes; the page is silent)",
+        _float_sign,
+        _ufunc(lambda x: np.where(np.isnan(x), 0.0, np.sign(x))),
+        integer=_sign_int,
+        int_reference=_ufunc(np.sign),
+    ),
 }
 
 
@@ -167,47 +230,13 @@ def tensor_names(desc: OperatorDesc) -> list[str]:
     return [f.name for f in desc.schema.fields if f.kind is Kind.INPUT]
 
 
-def validate(desc: OperatorDesc) -> None:
-    for name in tensor_names(desc):
-        common.check_same_type(desc, name, "OutputTensor")
-        common.check_same_sizes(desc, name, "OutputTensor")
-    activation = desc.values.get("FusedActivation")
-    if activation is not None:
-        activations.validate(activation)
-    dtype = desc.tensor("OutputTensor").data_type
-    if desc.values.get("ScaleBias") is not None and dtype.size == 8:
-        # DirectML's CreateOperator refuses it (E_INVALIDARG, measured: FLOAT64, INT64, UINT64)
-        raise ModelError(desc.at("ScaleBias"), f"ScaleBias cannot be used with {dtype} tensors (DirectML refuses it)")
-
-
 def _params(desc: OperatorDesc) -> dict[str, Any]:
     values = {k: v for k, v in desc.values.items() if not isinstance(v, (tuple, OperatorDesc)) and v is not None}
-    return values | {"__dtype__": desc.tensor("OutputTensor").data_type}
+    return values | {"__dtype__": desc.tensor(tensor_names(desc)[0]).data_type}
 
 
-def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
-    row, dtype = ROWS[desc.schema.name], desc.tensor("OutputTensor").data_type
-    xs = [inputs[n] for n in tensor_names(desc)]
-    p = _params(desc)
-    scale_bias, activation = desc.values.get("ScaleBias"), desc.values.get("FusedActivation")
-    if not dtype.is_float:
-        assert row.integer is not None, f"{desc.schema.name}: the support table takes {dtype} but the row has no integer lowering"
-        if scale_bias is not None:  # in FLOAT32, then into the type as DirectML converts (measured)
-            xs = [_scale_bias(b, b.cast(x, F32, f"to_float32_{i}", "in FLOAT32"), scale_bias, i) for i, x in enumerate(xs)]
-            xs = [common.saturating_cast(b, x, dtype) for x in xs]
-        return row.integer(b, xs, p)
-    native = dtype == F32 or (row.half_exact and scale_bias is None and activation is None)
-    if not native:
-        xs = [b.cast(x, F32, f"to_float32_{i}", "in FLOAT32") for i, x in enumerate(xs)]
-    if scale_bias is not None:
-        xs = [_scale_bias(b, x, scale_bias, i) for i, x in enumerate(xs)]
-    y = row.lower(b, xs, p)
-    if activation is not None:
-        y = activations.lower(b, y, activation)
-    return y if native else b.cast(y, dtype, "to_float16", "the result in FLOAT16")
-
-
-def _scale_bias(b: GraphBuilder, x: str, scale_bias: tuple[float, float], i: int) -> str:
+def scale_bias_step(b: GraphBuilder, x: str, scale_bias: tuple[float, float], i: int) -> str:
+    """g(x) = x * Scale + Bias on a FLOAT32 value (the `i`th input)."""
     scale, bias = scale_bias
     if scale != 1:
         x = b.node("Mul", [x, b.scalar(scale, F32, f"scale_{i}")], f"scaled_{i}", "x * Scale (ScaleBias)")
@@ -216,24 +245,78 @@ def _scale_bias(b: GraphBuilder, x: str, scale_bias: tuple[float, float], i: int
     return x
 
 
-def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
-    row, out = ROWS[desc.schema.name], desc.tensor("OutputTensor").data_type
-    xs = [inputs[n] for n in tensor_names(desc)]
-    p = _params(desc)
-    scale_bias = desc.values.get("ScaleBias")
-    if not out.is_float:
-        assert row.int_reference is not None
-        if scale_bias is not None:  # FLOAT32 arithmetic, truncated toward zero and saturated
-            scale, bias = np.float32(scale_bias[0]), np.float32(scale_bias[1])
-            xs = [common.saturating_cast_reference(x.astype(np.float32) * scale + bias, x.dtype) for x in xs]
-        return row.int_reference(xs, p)
-    xs = [x.astype(np.float64) for x in xs]
-    if scale_bias is not None:
-        with np.errstate(invalid="ignore"):  # inf * 0: NaN, as the graph computes
-            xs = [x * scale_bias[0] + scale_bias[1] for x in xs]
-    y = row.reference(xs, p)
-    activation = desc.values.get("FusedActivation")
-    if activation is not None:
-        y = activations.reference(y, activation)
-    with np.errstate(over="ignore"):  # beyond FLOAT16's range: infinity, as the graph's cast
-        return np.asarray(y).astype(out.numpy)
+@dataclass(frozen=True)
+class Family:
+    """validate, lower and reference for a table of rows. `same_output_type`: OutputTensor has the
+    inputs' DataType (arithmetic); otherwise the rows produce the output's own type (comparisons
+    and logical operators write UINT8/UINT32 0 or 1), which the family checks itself."""
+
+    rows: dict[str, Row]
+    same_output_type: bool = True
+
+    def validate(self, desc: OperatorDesc) -> None:
+        names = tensor_names(desc)
+        for name in names:
+            common.check_same_type(desc, name, names[0])
+            common.check_same_sizes(desc, name, "OutputTensor")
+        if self.same_output_type:
+            common.check_same_type(desc, "OutputTensor", names[0])
+        activation = desc.values.get("FusedActivation")
+        if activation is not None:
+            activations.validate(activation)
+        dtype = desc.tensor(names[0]).data_type
+        if desc.values.get("ScaleBias") is not None and dtype.size == 8:
+            # DirectML's CreateOperator refuses it (E_INVALIDARG, measured: FLOAT64, INT64, UINT64)
+            raise ModelError(desc.at("ScaleBias"), f"ScaleBias cannot be used with {dtype} tensors (DirectML refuses it)")
+        check = self.rows[desc.schema.name].check
+        if check is not None:
+            check(desc)
+
+    def lower(self, desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+        row, names = self.rows[desc.schema.name], tensor_names(desc)
+        dtype, out = desc.tensor(names[0]).data_type, desc.tensor("OutputTensor").data_type
+        xs = [inputs[n] for n in names]
+        p = _params(desc)
+        scale_bias, activation = desc.values.get("ScaleBias"), desc.values.get("FusedActivation")
+        if not dtype.is_float:
+            assert row.integer is not None, f"{desc.schema.name}: the table takes {dtype} but the row has no integer lowering"
+            if scale_bias is not None:  # in FLOAT32, then into the type as DirectML converts (measured)
+                xs = [b.cast(x, F32, f"to_float32_{i}", "in FLOAT32") for i, x in enumerate(xs)]
+                xs = [common.saturating_cast(b, scale_bias_step(b, x, scale_bias, i), dtype) for i, x in enumerate(xs)]
+            return row.integer(b, xs, p)
+        native = dtype == F32 or (row.half_exact and scale_bias is None and activation is None)
+        if not native:
+            xs = [b.cast(x, F32, f"to_float32_{i}", "in FLOAT32") for i, x in enumerate(xs)]
+        if scale_bias is not None:
+            xs = [scale_bias_step(b, x, scale_bias, i) for i, x in enumerate(xs)]
+        y = row.lower(b, xs, p)
+        if activation is not None:
+            y = activations.lower(b, y, activation)
+        return b.cast(y, out, "to_float16", "the result in FLOAT16") if out == dtypes.FLOAT16 and not native else y
+
+    def reference(self, desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        row, names = self.rows[desc.schema.name], tensor_names(desc)
+        dtype, out = desc.tensor(names[0]).data_type, desc.tensor("OutputTensor").data_type
+        xs = [inputs[n] for n in names]
+        p = _params(desc)
+        scale_bias = desc.values.get("ScaleBias")
+        if not dtype.is_float:
+            assert row.int_reference is not None
+            if scale_bias is not None:  # FLOAT32 arithmetic, truncated toward zero and saturated
+                scale, bias = np.float32(scale_bias[0]), np.float32(scale_bias[1])
+                xs = [common.saturating_cast_reference(x.astype(np.float32) * scale + bias, x.dtype) for x in xs]
+            return np.asarray(row.int_reference(xs, p)).astype(out.numpy)
+        xs = [x.astype(np.float64) for x in xs]
+        if scale_bias is not None:
+            with np.errstate(invalid="ignore"):  # inf * 0: NaN, as the graph computes
+                xs = [x * scale_bias[0] + scale_bias[1] for x in xs]
+        y = row.reference(xs, p)
+        activation = desc.values.get("FusedActivation")
+        if activation is not None:
+            y = activations.reference(y, activation)
+        with np.errstate(over="ignore", invalid="ignore"):  # beyond FLOAT16's range: infinity, as the graph's cast
+            return np.asarray(y).astype(out.numpy)
+
+
+FAMILY = Family(ROWS)
+validate, lower, reference = FAMILY.validate, FAMILY.lower, FAMILY.reference
