@@ -21,7 +21,7 @@ run: $(STAMP)
 	done
 
 test: $(STAMP)
-	$(PY) -m ruff check dml2onnx tests
+	$(PY) -m ruff check dml2onnx tests tools
 	$(PY) -m pytest -q
 
 # The DirectML EP under Wine, seconds per session: every model in models/ and a case of each
@@ -30,7 +30,7 @@ test-dml: $(STAMP)
 	$(PY) -m pytest -q -m dml
 
 lint: $(STAMP)
-	$(PY) -m ruff check dml2onnx tests
+	$(PY) -m ruff check dml2onnx tests tools
 
 # Regenerate models/onnx/<model>/<dispatchable>.onnx and models/onnx/<model>.onnx (the whole
 # command list as one graph, each operator an ONNX function) from models/*.json.
