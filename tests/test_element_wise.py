@@ -252,3 +252,9 @@ def test_matches_reference(ep: str, case: tuple[str, dict[str, Any], dict[str, n
 def test_rows_are_the_adopted_operators() -> None:
     """Every row is a lowered operator whose fields and tables come from the generated table."""
     assert set(ROWS) == set(schema.ADOPTED["element_wise"]) | set(schema.ADOPTED["element_wise_arithmetic"])
+
+
+def test_scale_bias_keeps_the_sign_of_zero_right() -> None:
+    """x * 0 + 0 is +0 even for negative x (found by the property test): 1 / g(x) is +inf."""
+    got, ref = unary("ELEMENT_WISE_RECIP", "FLOAT32", [-0.066, 0.32, -0.0], ScaleBias={"Scale": 0.0, "Bias": 0.0})
+    assert got.tolist() == ref.tolist() == [[np.inf, np.inf, np.inf]]

@@ -236,13 +236,33 @@ def _params(desc: OperatorDesc) -> dict[str, Any]:
 
 
 def scale_bias_step(b: GraphBuilder, x: str, scale_bias: tuple[float, float], i: int) -> str:
-    """g(x) = x * Scale + Bias on a FLOAT32 value (the `i`th input)."""
+    """g(x) = x * Scale + Bias on a FLOAT32 value (the `i`th input). Scale 1 and Bias 0 leave x as
+    it is, -0 included (what DirectML computes: 1 / g(-0) is -inf there). Otherwise a Bias of +0
+    still turns -0 into +0 (1 / g(-0.5) with Scale 0 is +inf, in DirectML too), but ONNX Runtime
+    drops an Add of 0 as a no-op, so zeros are made +0 by a select; adding -0 is a true no-op."""
     scale, bias = scale_bias
+    if scale == 1 and bias == 0:
+        return x
     if scale != 1:
         x = b.node("Mul", [x, b.scalar(scale, F32, f"scale_{i}")], f"scaled_{i}", "x * Scale (ScaleBias)")
     if bias != 0:
-        x = b.node("Add", [x, b.scalar(bias, F32, f"bias_{i}")], f"biased_{i}", "x * Scale + Bias (ScaleBias)")
-    return x
+        return b.node("Add", [x, b.scalar(bias, F32, f"bias_{i}")], f"biased_{i}", "x * Scale + Bias (ScaleBias)")
+    if math.copysign(1.0, bias) < 0:
+        return x
+    zero = b.scalar(0.0, F32, f"bias_{i}")
+    is_zero = b.node("Equal", [x, zero], f"zero_{i}", "x * Scale == 0 (either sign)")
+    return b.node("Where", [is_zero, zero, x], f"biased_{i}", "x * Scale + 0: a zero is +0 (ScaleBias)")
+
+
+def scale_bias_reference(x: np.ndarray, scale_bias: tuple[float, float]) -> np.ndarray:
+    """scale_bias_step in FLOAT32 arithmetic, as the graph and DirectML compute g(x) (the operator
+    after it sees the rounded value: cos(2.5 * 204.09192) depends on it by 1e-5), as float64."""
+    scale, bias = scale_bias
+    if scale == 1 and bias == 0:
+        return x
+    with np.errstate(invalid="ignore", over="ignore"):  # inf * 0: NaN, as the graph computes
+        g = x.astype(np.float32) * np.float32(scale) + np.float32(bias)
+    return g.astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -308,8 +328,7 @@ class Family:
             return np.asarray(row.int_reference(xs, p)).astype(out.numpy)
         xs = [x.astype(np.float64) for x in xs]
         if scale_bias is not None:
-            with np.errstate(invalid="ignore"):  # inf * 0: NaN, as the graph computes
-                xs = [x * scale_bias[0] + scale_bias[1] for x in xs]
+            xs = [scale_bias_reference(x, scale_bias) for x in xs]
         y = row.reference(xs, p)
         activation = desc.values.get("FusedActivation")
         if activation is not None:
