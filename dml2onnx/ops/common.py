@@ -221,9 +221,12 @@ def saturating_cast(b: GraphBuilder, y: str, dtype: dtypes.DataType) -> str:
     top = int(np.iinfo(dtype.numpy).max)
     if hi == top:
         return out
-    # the type's largest value has no FLOAT32 twin (2**31 - 1, 2**32 - 1): past the largest float below it, that value
+    # the type's largest value has no FLOAT32 twin (2**31 - 1, 2**32 - 1): past the largest float below it, that value.
+    # out + over * (max - out) rather than Where, which the CUDA EP lacks for UINT32
     over = b.node("Greater", [y, b.scalar(hi, f32, "largest_float_below_max")], "over", f"above {dtype}'s range")
-    return b.node("Where", [over, b.scalar(top, dtype, "max"), out], "saturate_max", "saturated")
+    flag = b.cast(over, dtype, "over_flag", "1 above the range")
+    gap = b.node("Sub", [b.scalar(top, dtype, "max"), out], "to_max", "max - out")
+    return b.node("Add", [out, b.node("Mul", [flag, gap], "lift", "the gap where above")], "saturate_max", "saturated")
 
 
 def saturating_cast_reference(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
