@@ -312,6 +312,7 @@ ADOPTED: dict[str, tuple[str, ...]] = {
         "ELEMENT_WISE_COS",
         "ELEMENT_WISE_NEGATE",
         "ELEMENT_WISE_SIGN",
+        "ELEMENT_WISE_ROUND",
     ),
     "element_wise_arithmetic": (
         "ELEMENT_WISE_ADD1",

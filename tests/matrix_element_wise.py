@@ -46,6 +46,8 @@ def _values(rng: np.random.Generator, dtype: dtypes.DataType, shape: tuple[int, 
 def _params(op: str, dtype: dtypes.DataType) -> list[dict[str, Any]]:
     """The bounds of the clamping operators: Min <= Max and Min > Max (DirectML then gives Min);
     CLIP1's exact integers, past 2**53 for 64-bit types."""
+    if op == "ELEMENT_WISE_ROUND":
+        return [{"RoundingMode": m} for m in ("HALVES_TO_NEAREST_EVEN", "TOWARD_ZERO", "TOWARD_INFINITY")]
     if op == "ELEMENT_WISE_THRESHOLD":
         return [{"Min": 0.5}, {"Min": -2.75}]
     if op == "ELEMENT_WISE_CLIP":

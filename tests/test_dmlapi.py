@@ -88,6 +88,7 @@ RECORDED: dict[str, tuple[int, dict[str, int]]] = {
     "ELEMENT_WISE_ADD1": (32, {"ATensor": 0, "BTensor": 8, "OutputTensor": 16, "FusedActivation": 24}),
     "ELEMENT_WISE_NEGATE": (16, {"InputTensor": 0, "OutputTensor": 8}),
     "ELEMENT_WISE_SIGN": (16, {"InputTensor": 0, "OutputTensor": 8}),
+    "ELEMENT_WISE_ROUND": (24, {"InputTensor": 0, "OutputTensor": 8, "RoundingMode": 16}),
     "ELEMENT_WISE_CLIP": (32, {"InputTensor": 0, "OutputTensor": 8, "ScaleBias": 16, "Min": 24, "Max": 28}),
     "ELEMENT_WISE_CLIP1": (
         48,

@@ -258,3 +258,19 @@ def test_scale_bias_keeps_the_sign_of_zero_right() -> None:
     """x * 0 + 0 is +0 even for negative x (found by the property test): 1 / g(x) is +inf."""
     got, ref = unary("ELEMENT_WISE_RECIP", "FLOAT32", [-0.066, 0.32, -0.0], ScaleBias={"Scale": 0.0, "Bias": 0.0})
     assert got.tolist() == ref.tolist() == [[np.inf, np.inf, np.inf]]
+
+
+@pytest.mark.parametrize(
+    ("mode", "want"),
+    [
+        # what DirectML's API gave for [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -1.2, 1.7, -0.3, 0.49999997]
+        ("HALVES_TO_NEAREST_EVEN", [-2.0, -2.0, -0.0, 0.0, 2.0, 2.0, -1.0, 2.0, -0.0, 0.0]),
+        ("TOWARD_ZERO", [-2.0, -1.0, -0.0, 0.0, 1.0, 2.0, -1.0, 1.0, -0.0, 0.0]),
+        # halves away from zero, as sign(x) * floor(|x| + 0.5) in FLOAT32: 0.49999997 + 0.5 is 1.0
+        ("TOWARD_INFINITY", [-3.0, -2.0, -1.0, 1.0, 2.0, 3.0, -1.0, 2.0, -0.0, 1.0]),
+    ],
+)
+def test_round_modes_as_directml(mode: str, want: list[float]) -> None:
+    x = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -1.2, 1.7, -0.3, 0.49999997]
+    got, ref = unary("ELEMENT_WISE_ROUND", "FLOAT32", x, RoundingMode=mode)
+    assert got.tolist() == ref.tolist() == [want]  # equal as numbers: the sign of a zero is not compared (README)

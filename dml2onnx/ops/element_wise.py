@@ -165,6 +165,37 @@ def _sign_int(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
     return b.node("Sub", [above, below], "sign", "(x > 0) - (x < 0)")
 
 
+def _round(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
+    """ROUND's three modes as DirectML computes them (measured through its API): halves to even,
+    toward zero (keeping -0), and TOWARD_INFINITY as sign(x) * floor(|x| + 0.5) in FLOAT32: halves
+    away from zero, and 0.49999997 rounds to 1 (|x| + 0.5 rounds to 1.0 first)."""
+    x, mode = xs[0], p["RoundingMode"]
+    if mode == "HALVES_TO_NEAREST_EVEN":
+        return b.node("Round", [x], "round", "halves to even")
+    negative = b.node("Less", [x, b.scalar(0.0, F32, "zero")], "negative", "x < 0")
+    if mode == "TOWARD_ZERO":
+        return b.node(
+            "Where",
+            [negative, b.node("Ceil", [x], "ceil", "ceil(x)"), b.node("Floor", [x], "floor", "floor(x)")],
+            "trunc",
+            "toward zero",
+        )
+    half_up = b.node("Add", [b.node("Abs", [x], "magnitude", "|x|"), b.scalar(0.5, F32, "half")], "half_up", "|x| + 0.5")
+    f = b.node("Floor", [half_up], "floor", "floor(|x| + 0.5)")
+    return b.node("Where", [negative, b.node("Neg", [f], "negated", "-floor(|x| + 0.5)"), f], "away", "halves away from zero")
+
+
+def _round_reference(xs: list[np.ndarray], p: dict[str, Any]) -> np.ndarray:
+    x, mode = xs[0], p["RoundingMode"]
+    if mode == "HALVES_TO_NEAREST_EVEN":
+        return np.rint(x)
+    if mode == "TOWARD_ZERO":
+        return np.trunc(x)
+    with np.errstate(invalid="ignore"):
+        f = np.floor(np.abs(x).astype(np.float32) + np.float32(0.5)).astype(np.float64)
+        return np.where(x < 0, -f, f)
+
+
 def _float_math(onnx_op: str, formula: str, f: Callable[..., np.ndarray]) -> Row:
     """A FLOAT32/FLOAT16-only function of one input with its own ONNX op (every EP has these)."""
     return Row(f"f(x) = {formula}", _unary(onnx_op, formula), _ufunc(f))
@@ -205,6 +236,7 @@ ROWS: dict[str, Row] = {
     "ELEMENT_WISE_TANH": _float_math("Tanh", "tanh(x)", np.tanh),
     "ELEMENT_WISE_SIN": _float_math("Sin", "sin(x)", np.sin),
     "ELEMENT_WISE_COS": _float_math("Cos", "cos(x)", np.cos),
+    "ELEMENT_WISE_ROUND": Row("f(x) = round(x) in RoundingMode", _round, _round_reference),
     "ELEMENT_WISE_NEGATE": Row(
         "f(x) = -x",
         _unary("Neg", "-x"),
