@@ -39,20 +39,8 @@ OPERATOR_TYPE: dict[str, int] = operator_table.OPERATOR_TYPE
 # Every enum's values (schema.ENUMS holds the few the lowered operators use; they agree).
 ENUMS: dict[str, dict[str, int]] = operator_table.ENUMS
 
-# DML_TENSOR_DATA_TYPE
-DATA_TYPE: dict[str, int] = {
-    "FLOAT32": 1,
-    "FLOAT16": 2,
-    "UINT32": 3,
-    "UINT16": 4,
-    "UINT8": 5,
-    "INT32": 6,
-    "INT16": 7,
-    "INT8": 8,
-    "FLOAT64": 9,
-    "UINT64": 10,
-    "INT64": 11,
-}
+# DML_TENSOR_DATA_TYPE, for the types dtypes models (not UNKNOWN, UINT4, INT4)
+DATA_TYPE: dict[str, int] = {k: v for k, v in ENUMS["DML_TENSOR_DATA_TYPE"].items() if k in dtypes.BY_NAME}
 DATA_TYPE_BY_VALUE: dict[int, dtypes.DataType] = {v: dtypes.BY_NAME[k] for k, v in DATA_TYPE.items()}
 
 TENSOR_TYPE_BUFFER = 1  # DML_TENSOR_TYPE_BUFFER

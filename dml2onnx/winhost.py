@@ -61,10 +61,9 @@ SOURCE = Path(__file__).parent / "winhost" / "ort_host.c"
 # What ort_host.c and dml_exec.c share (framing, serving loop, the hooked D3D12 device).
 COMMON = Path(__file__).parent / "winhost" / "host_common.h"
 SETUP_HINT = "run `make dml-setup` (as root) to install it"
-# vkd3d's own format, Wine's format for its vkd3d channel, and vkd3d's pipeline failure (a warning)
-BAD_STDERR = ("vkd3d:err", "err:vkd3d:", "Failed to create Vulkan compute pipeline")
-# vkd3d 1.14's own format (vkd3d-dxil.dll) puts the thread id first: `vkd3d:0024:err:function ...`
-BAD_STDERR_RE = re.compile(r"vkd3d:[0-9a-f]+:err:")
+# vkd3d's own format (vkd3d 1.14's, in vkd3d-dxil.dll, with the thread id: `vkd3d:0024:err:...`),
+# Wine's format for its vkd3d channel, and vkd3d's pipeline failure (a warning)
+BAD_STDERR = re.compile(r"vkd3d:([0-9a-f]+:)?err|err:vkd3d:|Failed to create Vulkan compute pipeline")
 # The DXIL-capable vkd3d that tools/vkd3d-dxil.sh builds into the cache folder (host_common.h)
 DXIL_VKD3D = "vkd3d-dxil.dll"
 REQUEST_TIMEOUT_S = float(os.environ.get("DML2ONNX_DML_TIMEOUT", "600"))
@@ -286,7 +285,7 @@ class WineHost:
                 self.stderr_lines.append(line)
                 if os.environ.get("DML2ONNX_WINE_STDERR"):
                     sys.stderr.write(f"[wine] {line}\n")
-                if any(b in line for b in BAD_STDERR) or BAD_STDERR_RE.search(line):
+                if BAD_STDERR.search(line):
                     self.bad.append(line)
                 if "Skipping DXIL" in line:
                     self.dxil = True

@@ -204,14 +204,6 @@ def test_invalid_model_exits_2(tmp_path: Any) -> None:
     assert code == 2 and "dispatchables.and.desc.OutputTensor.DataType" in err, err
 
 
-def test_listed_as_lowered() -> None:
-    from dml2onnx import catalog
-
-    listed = {e.name: e for e in catalog.entries(with_onnx_ops=False)}
-    for op in ROWS:
-        assert listed[f"DML_OPERATOR_{op}"].supported, op
-
-
 def test_rows_are_the_adopted_operators() -> None:
     assert set(ROWS) == set(schema.ADOPTED["element_wise_logical"])
 

@@ -94,12 +94,6 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     return _int_to_narrow(b, x, dst)
 
 
-def _wrap(v: int, dtype: np.dtype) -> int:
-    bits = dtype.itemsize * 8
-    v %= 1 << bits
-    return v - (1 << bits) if dtype.kind == "i" and v >= 1 << (bits - 1) else v
-
-
 def _saturate(v: int, dtype: np.dtype) -> int:
     info = np.iinfo(dtype)
     return min(max(v, int(info.min)), int(info.max))
@@ -111,12 +105,12 @@ def _scalar(v: float | int, src: np.dtype, dst: np.dtype) -> int:
         if dst.itemsize == 8:
             probe = float(np.float32(v))  # the graph compares FLOAT64 in FLOAT32
             if np.isnan(v) or probe >= 2.0**63:
-                return _wrap(INT64_MAX, dst)
-            return _wrap(-INT64_MAX if probe <= -(2.0**63) else int(v), dst)
+                return common.wrap_int(INT64_MAX, dst)
+            return common.wrap_int(-INT64_MAX if probe <= -(2.0**63) else int(v), dst)
         return 0 if np.isnan(v) else _saturate(int(v) if np.isfinite(v) else (1 << 80 if v > 0 else -(1 << 80)), dst)
     if dst.itemsize == 8:
-        return _wrap(int(v), dst)
-    return _saturate(_wrap(int(v), np.dtype(np.int32 if dst.kind == "i" else np.uint32)), dst)
+        return common.wrap_int(int(v), dst)
+    return _saturate(common.wrap_int(int(v), np.dtype(np.int32 if dst.kind == "i" else np.uint32)), dst)
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:

@@ -211,6 +211,32 @@ def float32_range(dtype: dtypes.DataType) -> tuple[float, float]:
     return float(info.min), float(hi)
 
 
+def compute_type(dtype: dtypes.DataType) -> dtypes.DataType:
+    """The integer type element-wise arithmetic runs in: INT32 for the 8/16-bit types (the EPs
+    lack most ops on them), else the type itself."""
+    return dtypes.INT32 if dtype.size < 4 else dtype
+
+
+def wrap_int(v: int, dtype: np.dtype) -> int:
+    """The exact integer v modulo 2**bits, as `dtype` (signed: two's complement) reads it."""
+    bits = dtype.itemsize * 8
+    v %= 1 << bits
+    return v - (1 << bits) if dtype.kind == "i" and v >= 1 << (bits - 1) else v
+
+
+def flag(b: GraphBuilder, cond: str, dtype: dtypes.DataType, step: str) -> str:
+    """A BOOL as 1 or 0 of `dtype`, for select."""
+    return b.cast(cond, dtype, step, "1 where it holds, else 0")
+
+
+def select(b: GraphBuilder, which: str, x: str, y: str, step: str, doc: str) -> str:
+    """x where the flag `which` is 1, y where it is 0: y + which * (x - y), exact in wrapping
+    integer arithmetic. Where does this too, but the CUDA EP has no Where for 32/64-bit
+    unsigned types."""
+    diff = b.node("Sub", [x, y], f"{step}_diff", "x - y")
+    return b.node("Add", [y, b.node("Mul", [which, diff], f"{step}_pick", "flag * (x - y)")], step, doc)
+
+
 def saturating_cast(b: GraphBuilder, y: str, dtype: dtypes.DataType) -> str:
     """FLOAT32 `y` as the integer `dtype`, truncated toward zero and saturated to its range, as
     DirectML converts (ONNX's Cast leaves values out of range undefined)."""
@@ -221,12 +247,9 @@ def saturating_cast(b: GraphBuilder, y: str, dtype: dtypes.DataType) -> str:
     top = int(np.iinfo(dtype.numpy).max)
     if hi == top:
         return out
-    # the type's largest value has no FLOAT32 twin (2**31 - 1, 2**32 - 1): past the largest float below it, that value.
-    # out + over * (max - out) rather than Where, which the CUDA EP lacks for UINT32
+    # the type's largest value has no FLOAT32 twin (2**31 - 1, 2**32 - 1): past the largest float below it, that value
     over = b.node("Greater", [y, b.scalar(hi, f32, "largest_float_below_max")], "over", f"above {dtype}'s range")
-    flag = b.cast(over, dtype, "over_flag", "1 above the range")
-    gap = b.node("Sub", [b.scalar(top, dtype, "max"), out], "to_max", "max - out")
-    return b.node("Add", [out, b.node("Mul", [flag, gap], "lift", "the gap where above")], "saturate_max", "saturated")
+    return select(b, flag(b, over, dtype, "over_flag"), b.scalar(top, dtype, "max"), out, "saturate_max", "saturated")
 
 
 def saturating_cast_reference(y: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -57,8 +57,7 @@ def _unary(op: str, doc: str) -> Lower:
     return lower
 
 
-def _binary(op: str, doc: str) -> Lower:
-    return _unary(op, doc)
+_binary = _unary  # the same: one ONNX op over the inputs
 
 
 def _ufunc(f: Callable[..., np.ndarray]) -> Reference:
@@ -74,13 +73,8 @@ def _wrapping(f: Callable[[int, int], int]) -> Reference:
 
     def reference(xs: list[np.ndarray], p: dict[str, Any]) -> np.ndarray:
         dtype = xs[0].dtype
-        bits, signed = dtype.itemsize * 8, dtype.kind == "i"
-        flat = [x.ravel().tolist() for x in xs]
-        out = []
-        for args in zip(*flat, strict=True):
-            v = f(*args) % (1 << bits)
-            out.append(v - (1 << bits) if signed and v >= 1 << (bits - 1) else v)
-        return np.array(out, dtype=np.int64 if signed else np.uint64).astype(dtype).reshape(xs[0].shape)
+        out = [common.wrap_int(f(*args), dtype) for args in zip(*(x.ravel().tolist() for x in xs), strict=True)]
+        return np.array(out, dtype=np.int64 if dtype.kind == "i" else np.uint64).astype(dtype).reshape(xs[0].shape)
 
     return reference
 

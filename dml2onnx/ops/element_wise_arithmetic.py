@@ -26,6 +26,7 @@ import numpy as np
 
 from .. import dtypes
 from ..builder import GraphBuilder
+from . import common
 from .element_wise import Family, Row, _binary, _int_in, _ufunc, _wrapping, wrap_to
 
 F32 = dtypes.FLOAT32
@@ -33,10 +34,6 @@ CANDIDATES = ("elementwise",)  # one lowering (choices.py)
 
 
 # -- integer helpers: values in the compute type (INT32 for 8/16-bit types) -----------------------
-
-
-def _compute_type(dtype: dtypes.DataType) -> dtypes.DataType:
-    return dtypes.INT32 if dtype.size < 4 else dtype
 
 
 def _widen(b: GraphBuilder, xs: list[str], dtype: dtypes.DataType) -> list[str]:
@@ -54,32 +51,22 @@ def _all_bits(dtype: dtypes.DataType) -> int:
     return -1 if dtype.numpy.kind == "i" else int(np.iinfo(dtype.numpy).max)
 
 
-def _flag(b: GraphBuilder, cond: str, ct: dtypes.DataType, step: str) -> str:
-    return b.cast(cond, ct, step, "1 where it holds, else 0")
-
-
-def _select(b: GraphBuilder, flag: str, x: str, y: str, step: str, doc: str) -> str:
-    """x where `flag` is 1, y where it is 0: y + flag * (x - y), exact in wrapping arithmetic."""
-    diff = b.node("Sub", [x, y], f"{step}_diff", "x - y")
-    return b.node("Add", [y, b.node("Mul", [flag, diff], f"{step}_pick", "flag * (x - y)")], step, doc)
-
-
 def _safe_quotient(b: GraphBuilder, a: str, d: str, dtype: dtypes.DataType) -> tuple[str, str, str | None]:
     """(trunc(a / d) with d = 0 read as 1 and d = -1 as 1 (then negated), the is-zero flag, the
     is-minus-one flag or None for unsigned types), in the compute type."""
-    ct = _compute_type(dtype)
-    zero = _flag(b, b.node("Equal", [d, b.scalar(0, ct, "zero")], "divisor_zero", "d == 0"), ct, "zero_flag")
+    ct = common.compute_type(dtype)
+    zero = common.flag(b, b.node("Equal", [d, b.scalar(0, ct, "zero")], "divisor_zero", "d == 0"), ct, "zero_flag")
     safe = b.node("Add", [d, zero], "divisor_nonzero", "d, or 1 where d == 0")
     minus_one = None
     if dtype.numpy.kind == "i":
         m1 = b.node("Equal", [d, b.scalar(-1, ct, "minus_one")], "divisor_minus_one", "d == -1")
-        minus_one = _flag(b, m1, ct, "minus_one_flag")
+        minus_one = common.flag(b, m1, ct, "minus_one_flag")
         two = b.node("Mul", [minus_one, b.scalar(2, ct, "two")], "twice", "2 where d == -1")
         safe = b.node("Add", [safe, two], "divisor_safe", "d, or 1 where d is 0 or -1")
     q = b.node("Div", [a, safe], "quotient", "a / d truncated toward zero")
     if minus_one is not None:  # a / -1 = -a, wrapping (the minimum stays itself)
         negated = b.node("Sub", [b.scalar(0, ct, "nought"), a], "negated", "-a, wrapping")
-        q = _select(b, minus_one, negated, q, "quotient_signed", "-a where d == -1")
+        q = common.select(b, minus_one, negated, q, "quotient_signed", "-a where d == -1")
     return q, zero, minus_one
 
 
@@ -97,10 +84,10 @@ def _by_zero(b: GraphBuilder, a: str, dtype: dtypes.DataType, mode: str) -> str 
     safe quotient is then a, so a - a * 0 = a already). `mode`: div, trunc or floor."""
     if mode != "div" and (dtype.size == 8 or (dtype.numpy.kind == "i" and mode == "trunc")):
         return None
-    ct = _compute_type(dtype)
+    ct = common.compute_type(dtype)
     if dtype.numpy.kind == "u":
         return b.scalar(_all_bits(dtype), ct, "all_bits")
-    negative = _flag(b, b.node("Less", [a, b.scalar(0, ct, "nought_a")], "a_negative", "a < 0"), ct, "negative_flag")
+    negative = common.flag(b, b.node("Less", [a, b.scalar(0, ct, "nought_a")], "a_negative", "a < 0"), ct, "negative_flag")
     twice = b.node("Mul", [negative, b.scalar(2, ct, "two_sign")], "twice_negative", "2 where a < 0")
     return b.node("Add", [twice, b.scalar(-1, ct, "minus_one_sign")], "by_zero_value", "-1 where a >= 0, 1 where a < 0")
 
@@ -111,22 +98,22 @@ def _divide_int(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
     q, zero, _ = _safe_quotient(b, a, d, dtype)
     value = _by_zero(b, a, dtype, "div")
     assert value is not None
-    return _narrow(b, _select(b, zero, value, q, "by_zero", "DirectML's a / 0"), dtype)
+    return _narrow(b, common.select(b, zero, value, q, "by_zero", "DirectML's a / 0"), dtype)
 
 
 def _modulus_int(floor: bool) -> Any:
     def lower(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
         dtype: dtypes.DataType = p["__dtype__"]
-        ct = _compute_type(dtype)
+        ct = common.compute_type(dtype)
         a, d = _widen(b, xs, dtype)
         q, zero, _ = _safe_quotient(b, a, d, dtype)
         r = b.node("Sub", [a, b.node("Mul", [q, d], "multiple", "trunc(a / d) * d")], "remainder", "a - trunc(a / d) * d")
         if floor and dtype.numpy.kind == "i":  # take the divisor's sign: r + d where r != 0 and their signs differ
-            fix = _flag(b, _takes_divisor_sign(b, r, d, b.scalar(0, ct, "nought_r")), ct, "adjust_flag")
+            fix = common.flag(b, _takes_divisor_sign(b, r, d, b.scalar(0, ct, "nought_r")), ct, "adjust_flag")
             r = b.node("Add", [r, b.node("Mul", [fix, d], "adjustment", "d where adjusted")], "floored", "r + d where adjusted")
         value = _by_zero(b, a, dtype, "floor" if floor else "trunc")
         if value is not None:
-            r = _select(b, zero, value, r, "by_zero", "DirectML's a mod 0")
+            r = common.select(b, zero, value, r, "by_zero", "DirectML's a mod 0")
         return _narrow(b, r, dtype)
 
     return lower
@@ -149,8 +136,8 @@ def _extreme(b: GraphBuilder, a: str, other: str, dtype: dtypes.DataType, maximu
     op, compare = ("Max", "Greater") if maximum else ("Min", "Less")
     if dtype.size < 8:
         return b.node(op, [a, other], op.lower(), f"{op.lower()}(a, b)")
-    flag = _flag(b, b.node(compare, [a, other], "a_wins", f"a {'>' if maximum else '<'} b"), dtype, "a_wins_flag")
-    return _select(b, flag, a, other, op.lower(), f"{op.lower()}(a, b), exactly")
+    flag = common.flag(b, b.node(compare, [a, other], "a_wins", f"a {'>' if maximum else '<'} b"), dtype, "a_wins_flag")
+    return common.select(b, flag, a, other, op.lower(), f"{op.lower()}(a, b), exactly")
 
 
 def _mean_int(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
@@ -192,13 +179,9 @@ def _int_division(mode: str) -> Any:
 
 
 def _mean_reference(xs: list[np.ndarray], p: dict[str, Any]) -> np.ndarray:
-    bits = xs[0].dtype.itemsize * 8
 
     def one(a: int, b: int) -> int:
-        s = (a + b) % (1 << bits)
-        if xs[0].dtype.kind == "i" and s >= 1 << (bits - 1):
-            s -= 1 << bits
-        return int(s / 2)  # toward zero; |s| < 2**32 is exact in a float
+        return int(common.wrap_int(a + b, xs[0].dtype) / 2)  # toward zero; |sum| < 2**32 is exact in a float
 
     return _wrapping(one)(xs, p)
 
@@ -265,7 +248,7 @@ def _clamp(names: tuple[str, ...]) -> tuple[Any, Any, Any, Any]:
 
     def integer(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
         dtype: dtypes.DataType = p["__dtype__"]
-        ct = _compute_type(dtype)
+        ct = common.compute_type(dtype)
         bounds = [_int_bound(v, dtype) for v in _bounds(p, names)]
         y = _widen(b, xs, dtype)[0]
         if len(bounds) == 2:
@@ -290,15 +273,7 @@ def _check_min_max_type(desc: Any) -> None:
 
 def _clamp_row(formula: str, names: tuple[str, ...], check: Any = None) -> Row:
     lower, reference, integer, int_reference = _clamp(names)
-    return Row(formula, lower, _ufunc_p(reference), integer=integer, int_reference=int_reference, check=check)
-
-
-def _ufunc_p(f: Any) -> Any:
-    def reference(xs: list[np.ndarray], p: dict[str, Any]) -> np.ndarray:
-        with np.errstate(all="ignore"):
-            return f(xs, p)
-
-    return reference
+    return Row(formula, lower, reference, integer=integer, int_reference=int_reference, check=check)
 
 
 ROWS: dict[str, Row] = {

@@ -40,13 +40,14 @@ from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..errors import ModelError
+from . import common
 from .element_wise import Family, Row, tensor_names
 
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
 # Data types the pages list that dml2onnx refuses (BitsFamily.validate says why); `dml2onnx ops` and
 # its examples leave them out.
 NOT_LOWERED_TYPES = ("FLOAT64",)
-I32, I64 = dtypes.INT32, dtypes.INT64
+I32, I64, F32 = dtypes.INT32, dtypes.INT64, dtypes.FLOAT32
 
 _BYTE = np.arange(256, dtype=np.uint16)
 _TABLES = {
@@ -57,17 +58,8 @@ _TABLES = {
 _POPCOUNT = np.array([bin(v).count("1") for v in range(256)], np.uint8)
 
 
-def _carrier(dtype: dtypes.DataType) -> dtypes.DataType:
-    """The type the arithmetic runs in: INT32 for the 8/16-bit types, else the type itself."""
-    return I32 if dtype.size <= 2 else dtype
-
-
-def _const(b: GraphBuilder, value: int, dtype: dtypes.DataType, step: str) -> str:
-    return b.const(np.array(value, dtype.numpy), step)
-
-
 def _floor_div(b: GraphBuilder, x: str, d: int, dtype: dtypes.DataType, step: str) -> str:
-    return b.node("Div", [x, _const(b, d, dtype, f"{step}_divisor")], step, f"x // {d} (x >= 0)")
+    return b.node("Div", [x, b.scalar(d, dtype, f"{step}_divisor")], step, f"x // {d} (x >= 0)")
 
 
 def _split(b: GraphBuilder, x: str, c: dtypes.DataType, width: int, tag: str) -> list[str]:
@@ -78,7 +70,7 @@ def _split(b: GraphBuilder, x: str, c: dtypes.DataType, width: int, tag: str) ->
         if k < width - 1:
             hi = b.node(
                 "Mul",
-                [_floor_div(b, t, 256, c, f"{tag}_hi{k}"), _const(b, 256, c, f"{tag}_256_{k}")],
+                [_floor_div(b, t, 256, c, f"{tag}_hi{k}"), b.scalar(256, c, f"{tag}_256_{k}")],
                 f"{tag}_cut{k}",
                 "t // 256 * 256",
             )
@@ -92,22 +84,22 @@ def _to_bytes(b: GraphBuilder, x: str, dtype: dtypes.DataType, tag: str) -> list
     the IEEE encoding for floats)."""
     if dtype.is_float:
         return _split(b, _float_bits(b, x, dtype, tag), I64, dtype.size, tag)
-    c, width = _carrier(dtype), dtype.size
+    c, width = common.compute_type(dtype), dtype.size
     if dtype == dtypes.INT64:  # the same bits as UINT64: the DirectML EP's INT64 Less is not
         return _split(b, b.cast(x, dtypes.UINT64, f"{tag}_as_uint64", "the same bits as UINT64"), dtypes.UINT64, width, tag)
     if c != dtype:
         x = b.cast(x, c, f"{tag}_in_int32", "in INT32")
     if not dtype.is_signed:
         return _split(b, x, c, width, tag)
-    neg = b.node("Less", [x, _const(b, 0, c, f"{tag}_zero")], f"{tag}_negative", "x < 0: the sign bit")
+    neg = b.node("Less", [x, b.scalar(0, c, f"{tag}_zero")], f"{tag}_negative", "x < 0: the sign bit")
     if width <= 2:  # x + 2**bits for negatives: the unsigned value, in INT32
-        lift = _const(b, 1 << (8 * width), c, f"{tag}_modulus")
-        shift = b.node("Where", [neg, lift, _const(b, 0, c, f"{tag}_no_lift")], f"{tag}_lift", "2**bits where negative")
+        lift = b.scalar(1 << (8 * width), c, f"{tag}_modulus")
+        shift = b.node("Where", [neg, lift, b.scalar(0, c, f"{tag}_no_lift")], f"{tag}_lift", "2**bits where negative")
         return _split(b, b.node("Add", [x, shift], f"{tag}_unsigned", "the unsigned value of the same bits"), c, width, tag)
     # x - MIN for negatives: the bits below the sign bit, never overflowing; the sign bit then
     # goes back into the top byte
-    low = _const(b, int(np.iinfo(dtype.numpy).min), c, f"{tag}_min")
-    drop = b.node("Where", [neg, low, _const(b, 0, c, f"{tag}_keep")], f"{tag}_sign", "MIN where negative")
+    low = b.scalar(int(np.iinfo(dtype.numpy).min), c, f"{tag}_min")
+    drop = b.node("Where", [neg, low, b.scalar(0, c, f"{tag}_keep")], f"{tag}_sign", "MIN where negative")
     parts = _split(b, b.node("Sub", [x, drop], f"{tag}_below_sign", "the bits below the sign bit"), c, width, tag)
     top_bit = b.node(
         "Where", [neg, b.scalar(128, I32, f"{tag}_128"), b.scalar(0, I32, f"{tag}_0")], f"{tag}_top_bit", "128 where negative"
@@ -120,7 +112,7 @@ def _from_bytes(b: GraphBuilder, parts: list[str], dtype: dtypes.DataType) -> st
     """The value of the type with these bytes (INT32 0..255, least significant first)."""
     if dtype == dtypes.INT64:  # summed as UINT64, then the same bits as INT64
         return b.cast(_from_bytes(b, parts, dtypes.UINT64), dtype, "as_int64", "the same bits as INT64")
-    c, width = (I64 if dtype.is_float else _carrier(dtype)), len(parts)
+    c, width = (I64 if dtype.is_float else common.compute_type(dtype)), len(parts)
     acc = None
     for k, r in enumerate(parts):
         if k == width - 1 and dtype.is_signed and not dtype.is_float:  # negative weight at 128..255
@@ -132,7 +124,7 @@ def _from_bytes(b: GraphBuilder, parts: list[str], dtype: dtypes.DataType) -> st
         if c != I32:
             r = b.cast(r, c, f"byte{k}_wide", f"byte {k} as {c}")
         if k:
-            r = b.node("Mul", [r, _const(b, 256**k, c, f"weight{k}")], f"weighted{k}", f"byte {k} * 256**{k}")
+            r = b.node("Mul", [r, b.scalar(256**k, c, f"weight{k}")], f"weighted{k}", f"byte {k} * 256**{k}")
         acc = r if acc is None else b.node("Add", [acc, r], f"sum{k}", "the bytes summed")
     assert acc is not None
     if dtype.is_float:
@@ -142,16 +134,10 @@ def _from_bytes(b: GraphBuilder, parts: list[str], dtype: dtypes.DataType) -> st
 
 # -- FLOAT16/FLOAT32 encodings by exact arithmetic (ONNX has no BitCast before opset 26) -----------
 
-F32 = dtypes.FLOAT32
-
 
 def _format(dtype: dtypes.DataType) -> tuple[int, int, int]:
     """(exponent bits, mantissa bits, bias)."""
     return (5, 10, 15) if dtype == dtypes.FLOAT16 else (8, 23, 127)
-
-
-def _f32(b: GraphBuilder, value: float, step: str) -> str:
-    return b.const(np.array(value, np.float32), step)
 
 
 def _float_bits(b: GraphBuilder, x: str, dtype: dtypes.DataType, tag: str) -> str:
@@ -162,9 +148,9 @@ def _float_bits(b: GraphBuilder, x: str, dtype: dtypes.DataType, tag: str) -> st
         x = b.cast(x, F32, f"{tag}_f32", "FLOAT16 in FLOAT32 (exact)")
     nan = b.node("Not", [b.node("Equal", [x, x], f"{tag}_ordered", "x == x")], f"{tag}_nan", "NaN")
     a = b.node("Abs", [x], f"{tag}_abs", "|x|")
-    inf = b.node("Less", [_f32(b, float(np.finfo(dtype.numpy).max), f"{tag}_max"), a], f"{tag}_inf", "|x| = inf")
-    zero = _f32(b, 0.0, f"{tag}_fzero")
-    recip = b.node("Div", [_f32(b, 1.0, f"{tag}_one"), x], f"{tag}_recip", "1 / x: -inf for -0")
+    inf = b.node("Less", [b.scalar(float(np.finfo(dtype.numpy).max), F32, f"{tag}_max"), a], f"{tag}_inf", "|x| = inf")
+    zero = b.scalar(0.0, F32, f"{tag}_fzero")
+    recip = b.node("Div", [b.scalar(1.0, F32, f"{tag}_one"), x], f"{tag}_recip", "1 / x: -inf for -0")
     neg = b.node(
         "Or",
         [b.node("Less", [x, zero], f"{tag}_below", "x < 0"), b.node("Less", [recip, zero], f"{tag}_neg_recip", "1/x < 0")],
@@ -173,17 +159,17 @@ def _float_bits(b: GraphBuilder, x: str, dtype: dtypes.DataType, tag: str) -> st
     )
     m = b.node(
         "Where",
-        [b.node("Or", [nan, inf], f"{tag}_special", "inf or NaN"), _f32(b, 1.0, f"{tag}_f1"), a],
+        [b.node("Or", [nan, inf], f"{tag}_special", "inf or NaN"), b.scalar(1.0, F32, f"{tag}_f1"), a],
         f"{tag}_finite",
         "|x|, 1 for inf/NaN",
     )
     e = b.scalar(0, I32, f"{tag}_e0")
     up = (64, 32, 16, 8, 4, 2, 1) if dtype == F32 else (8, 4, 2, 1)
     for k in up:  # m in [1, 2) or below 1, e its binary exponent so far
-        small = b.node("Less", [m, _f32(b, 2.0**k, f"{tag}_p{k}")], f"{tag}_lt{k}", f"m < 2**{k}")
+        small = b.node("Less", [m, b.scalar(2.0**k, F32, f"{tag}_p{k}")], f"{tag}_lt{k}", f"m < 2**{k}")
         m = b.node(
             "Where",
-            [small, m, b.node("Mul", [m, _f32(b, 2.0**-k, f"{tag}_q{k}")], f"{tag}_down{k}", f"m / 2**{k}")],
+            [small, m, b.node("Mul", [m, b.scalar(2.0**-k, F32, f"{tag}_q{k}")], f"{tag}_down{k}", f"m / 2**{k}")],
             f"{tag}_m_up{k}",
             f"m scaled down by 2**{k} where large",
         )
@@ -202,10 +188,10 @@ def _float_bits(b: GraphBuilder, x: str, dtype: dtypes.DataType, tag: str) -> st
             "the exponent after scaling down",
         )
     for i, k in enumerate(up):  # as many steps: a subnormal ends with exponent field <= 0
-        small = b.node("Less", [m, _f32(b, 2.0 ** (1 - k), f"{tag}_r{i}")], f"{tag}_lo{i}", f"m * 2**{k} < 2")
+        small = b.node("Less", [m, b.scalar(2.0 ** (1 - k), F32, f"{tag}_r{i}")], f"{tag}_lo{i}", f"m * 2**{k} < 2")
         m = b.node(
             "Where",
-            [small, b.node("Mul", [m, _f32(b, 2.0**k, f"{tag}_s{i}")], f"{tag}_upm{i}", f"m * 2**{k}"), m],
+            [small, b.node("Mul", [m, b.scalar(2.0**k, F32, f"{tag}_s{i}")], f"{tag}_upm{i}", f"m * 2**{k}"), m],
             f"{tag}_m_dn{i}",
             f"m scaled up by 2**{k} where small",
         )
@@ -227,13 +213,16 @@ def _float_bits(b: GraphBuilder, x: str, dtype: dtypes.DataType, tag: str) -> st
     normal = b.node("Less", [b.scalar(0, I32, f"{tag}_iz"), biased], f"{tag}_normal", "exponent field >= 1")
     frac = b.node(
         "Mul",
-        [b.node("Sub", [m, _f32(b, 1.0, f"{tag}_f1b")], f"{tag}_frac", "m - 1"), _f32(b, 2.0**mbits, f"{tag}_mscale")],
+        [
+            b.node("Sub", [m, b.scalar(1.0, F32, f"{tag}_f1b")], f"{tag}_frac", "m - 1"),
+            b.scalar(2.0**mbits, F32, f"{tag}_mscale"),
+        ],
         f"{tag}_mant_n",
         "(m - 1) * 2**mbits: a normal number's mantissa field",
     )
     tiny = b.node("Where", [normal, zero, a], f"{tag}_tiny", "|x| where subnormal")
     for i, k in enumerate((75, bias - 1 + mbits - 75) if dtype == F32 else (bias - 1 + mbits,)):
-        tiny = b.node("Mul", [tiny, _f32(b, 2.0**k, f"{tag}_ts{i}")], f"{tag}_tiny{i}", "the subnormal's mantissa field")
+        tiny = b.node("Mul", [tiny, b.scalar(2.0**k, F32, f"{tag}_ts{i}")], f"{tag}_tiny{i}", "the subnormal's mantissa field")
     mant = b.cast(
         b.node("Where", [normal, frac, tiny], f"{tag}_mant_f", "the mantissa field as a float"),
         I64,
@@ -285,7 +274,7 @@ def _bits_float(b: GraphBuilder, v: str, dtype: dtypes.DataType) -> str:
             v,
             b.node(
                 "Mul",
-                [_floor_div(b, v, 1 << mbits, I64, "v_hi"), _const(b, 1 << mbits, I64, "k_m")],
+                [_floor_div(b, v, 1 << mbits, I64, "v_hi"), b.scalar(1 << mbits, I64, "k_m")],
                 "v_cut",
                 "the bits above the mantissa, in place",
             ),
@@ -300,7 +289,7 @@ def _bits_float(b: GraphBuilder, v: str, dtype: dtypes.DataType) -> str:
             rest,
             b.node(
                 "Mul",
-                [_floor_div(b, rest, 1 << ebits, I64, "v_sign"), _const(b, 1 << ebits, I64, "k_e")],
+                [_floor_div(b, rest, 1 << ebits, I64, "v_sign"), b.scalar(1 << ebits, I64, "k_e")],
                 "e_cut",
                 "the bits above the exponent, in place",
             ),
@@ -317,10 +306,10 @@ def _bits_float(b: GraphBuilder, v: str, dtype: dtypes.DataType) -> str:
     powers = np.array([2.0 ** (max(e, 1) - bias) if e < top else 1.0 for e in range(top + 1)], np.float32)
     scale = b.node("Gather", [b.const(powers, "exponent_table"), field32], "scale", "2**(field - bias)", axis=0)
     sub = b.node("Equal", [field32, b.scalar(0, I32, "e_zero")], "subnormal", "exponent field 0")
-    lead = b.node("Where", [sub, _f32(b, 0.0, "lead0"), _f32(b, 1.0, "lead1")], "lead", "the implicit leading 1")
+    lead = b.node("Where", [sub, b.scalar(0.0, F32, "lead0"), b.scalar(1.0, F32, "lead1")], "lead", "the implicit leading 1")
     frac = b.node(
         "Mul",
-        [b.cast(mant32, F32, "mant_f32", "the mantissa field as a float"), _f32(b, 2.0**-mbits, "m_unit")],
+        [b.cast(mant32, F32, "mant_f32", "the mantissa field as a float"), b.scalar(2.0**-mbits, F32, "m_unit")],
         "frac",
         "mantissa / 2**mbits",
     )
@@ -334,8 +323,8 @@ def _bits_float(b: GraphBuilder, v: str, dtype: dtypes.DataType) -> str:
         "Where",
         [
             b.node("Equal", [mant32, b.scalar(0, I32, "m_zero")], "m_is0", "mantissa field 0"),
-            _f32(b, np.inf, "inf"),
-            _f32(b, np.nan, "nan"),
+            b.scalar(np.inf, F32, "inf"),
+            b.scalar(np.nan, F32, "nan"),
         ],
         "inf_nan",
         "inf or NaN by the mantissa field",
@@ -354,7 +343,15 @@ def _bits_float(b: GraphBuilder, v: str, dtype: dtypes.DataType) -> str:
     negative = b.node("Equal", [sign, b.scalar(1, I64, "s_one")], "negative", "the sign bit")
     y = b.node(
         "Mul",
-        [y, b.node("Where", [negative, _f32(b, -1.0, "minus1"), _f32(b, 1.0, "plus1")], "sign_f", "-1 or 1 from the sign bit")],
+        [
+            y,
+            b.node(
+                "Where",
+                [negative, b.scalar(-1.0, F32, "minus1"), b.scalar(1.0, F32, "plus1")],
+                "sign_f",
+                "-1 or 1 from the sign bit",
+            ),
+        ],
         "signed",
         "the value with its sign",
     )
@@ -379,12 +376,12 @@ def _bytewise(op: str) -> Any:
 def _bit_not(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
     dtype: dtypes.DataType = p["__dtype__"]
     if dtype.is_float:
-        ones = _const(b, (1 << (8 * dtype.size)) - 1, I64, "all_ones")
+        ones = b.scalar((1 << (8 * dtype.size)) - 1, I64, "all_ones")
         return _bits_float(b, b.node("Sub", [ones, _float_bits(b, xs[0], dtype, "x")], "not", "~bits = MAX - bits"), dtype)
-    c = _carrier(dtype)
+    c = common.compute_type(dtype)
     x = xs[0] if c == dtype else b.cast(xs[0], c, "in_int32", "in INT32")
     top = -1 if dtype.is_signed else int(np.iinfo(dtype.numpy).max)
-    y = b.node("Sub", [_const(b, top, c, "all_ones"), x], "not", "~x = -1 - x (signed), MAX - x (unsigned)")
+    y = b.node("Sub", [b.scalar(top, c, "all_ones"), x], "not", "~x = -1 - x (signed), MAX - x (unsigned)")
     return y if c == dtype else b.cast(y, dtype, "narrow", f"as {dtype} (in range)")
 
 
@@ -400,12 +397,12 @@ def _bit_count(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
 
 def _shift_amount(b: GraphBuilder, s: str, dtype: dtypes.DataType) -> str:
     """The amount DirectML shifts by, as INT64 (module docstring)."""
-    c = _carrier(dtype)
+    c = common.compute_type(dtype)
     if c != dtype:
         s = b.cast(s, c, "amount_int32", "in INT32")
     mod32 = b.node(
         "Sub",
-        [s, b.node("Mul", [_floor_div(b, s, 32, c, "amount_div32"), _const(b, 32, c, "k32")], "amount_cut", "(s // 32) * 32")],
+        [s, b.node("Mul", [_floor_div(b, s, 32, c, "amount_div32"), b.scalar(32, c, "k32")], "amount_cut", "(s // 32) * 32")],
         "amount_mod32",
         "s & 31",
     )
@@ -417,7 +414,7 @@ def _shift_amount(b: GraphBuilder, s: str, dtype: dtypes.DataType) -> str:
             s,
             b.node(
                 "Mul",
-                [_floor_div(b, s, 1 << 32, c, "amount_hi"), _const(b, 1 << 32, c, "k2_32")],
+                [_floor_div(b, s, 1 << 32, c, "amount_hi"), b.scalar(1 << 32, c, "k2_32")],
                 "amount_hi_cut",
                 "(s // 2**32) * 2**32",
             ),
@@ -439,13 +436,13 @@ def _powers(b: GraphBuilder, values: list[int], c: dtypes.DataType, step: str, a
 
 def _shift_left(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
     dtype: dtypes.DataType = p["__dtype__"]
-    c, bits = _carrier(dtype), dtype.size * 8
+    c, bits = common.compute_type(dtype), dtype.size * 8
     n = 64 if bits == 64 else 32
     amount = _shift_amount(b, xs[1], dtype)
     a = xs[0] if c == dtype else b.cast(xs[0], c, "value_int32", "in INT32")
     # keep the bits that stay (a mod 2**(bits - s), via 2**(bits - 1 - s) and 2), then a * 2**s
     keep = _powers(b, [1 << (bits - 1 - s) if s < bits else 1 for s in range(n)], c, "keep", amount)
-    two = _const(b, 2, c, "k2")
+    two = b.scalar(2, c, "k2")
     q = b.node("Div", [b.node("Div", [a, keep], "dropped_half", "a // 2**(bits - s - 1)"), two], "dropped", "a // 2**(bits - s)")
     cut = b.node(
         "Mul",
@@ -460,7 +457,7 @@ def _shift_left(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
 
 def _shift_right(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
     dtype: dtypes.DataType = p["__dtype__"]
-    c, bits = _carrier(dtype), dtype.size * 8
+    c, bits = common.compute_type(dtype), dtype.size * 8
     n = 64 if bits == 64 else 32
     amount = _shift_amount(b, xs[1], dtype)
     a = xs[0] if c == dtype else b.cast(xs[0], c, "value_int32", "in INT32")

@@ -28,17 +28,10 @@ from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from . import common
-from .element_wise import Family, Lower, Row, _ufunc, tensor_names
+from .element_wise import Family, Lower, Row, _binary, _ufunc, tensor_names
 
 BOOL = TensorProto.BOOL  # not a DirectML type: only inside the graph
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
-
-
-def _compare(op: str, doc: str) -> Lower:
-    def lower(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
-        return b.node(op, xs, op.lower(), doc)
-
-    return lower
 
 
 def _compare_int(op: str, doc: str) -> Lower:
@@ -56,7 +49,7 @@ def _compare_int(op: str, doc: str) -> Lower:
 def _comparison(formula: str, onnx_op: str, f: Any) -> Row:
     return Row(
         f"f(a, b) = {formula}",
-        _compare(onnx_op, formula),
+        _binary(onnx_op, formula),
         _ufunc(f),
         integer=_compare_int(onnx_op, f"{formula}, exact"),
         int_reference=_ufunc(f),
