@@ -27,6 +27,7 @@ import numpy as np  # noqa: E402
 
 from dml2onnx import bench, choices, lowering, runtime  # noqa: E402
 from dml2onnx.desc import OperatorDesc, parse_operator_desc  # noqa: E402
+from dml2onnx.schema import OPERATORS, Kind  # noqa: E402
 
 # ArgMax both ways
 DIRECTIONS_TOO = ("trailing-64M", "leading-64M", "trailing-64M-fp16", "leading-64M-fp16", "trailing-64M-short")
@@ -41,6 +42,8 @@ class Case:
     desc: OperatorDesc
     inputs: dict[str, np.ndarray]
     torch_fn: Callable[[dict[str, Any]], Any]
+    buffers: bool = False  # inputs are DirectML buffers (lowering's buffer_inputs): broadcasts stay compact
+    torch_inputs: dict[str, np.ndarray] | None = None  # PyTorch's (shaped) inputs, where not `inputs`
 
 
 def t(dtype: str, sizes: tuple[int, ...] | list[int]) -> dict[str, Any]:
@@ -254,6 +257,235 @@ def mvn_cases(quick: bool) -> Iterator[Case]:
                     )
 
 
+# The element-wise operators at 64M FLOAT32 elements (4096 x 16384): (label, operator, extra
+# fields, the input's DataType, the output's, input value range, PyTorch's equivalent).
+ELEMENT_WISE: list[tuple[str, str, dict[str, Any], str, str, tuple[float, float], Callable[..., Any]]] = [
+    ("IDENTITY", "ELEMENT_WISE_IDENTITY", {}, "FLOAT32", "FLOAT32", (-2, 2), lambda x: x.clone()),
+    ("ABS", "ELEMENT_WISE_ABS", {}, "FLOAT32", "FLOAT32", (-2, 2), lambda x: x.abs()),
+    ("EXP", "ELEMENT_WISE_EXP", {}, "FLOAT32", "FLOAT32", (-2, 2), lambda x: x.exp()),
+    ("LOG", "ELEMENT_WISE_LOG", {}, "FLOAT32", "FLOAT32", (0.5, 2), lambda x: x.log()),
+    ("SQRT", "ELEMENT_WISE_SQRT", {}, "FLOAT32", "FLOAT32", (0.5, 2), lambda x: x.sqrt()),
+    ("TANH", "ELEMENT_WISE_TANH", {}, "FLOAT32", "FLOAT32", (-2, 2), lambda x: x.tanh()),
+    ("SIGN", "ELEMENT_WISE_SIGN", {}, "FLOAT32", "FLOAT32", (-2, 2), lambda x: x.sign()),
+    (
+        "ROUND",
+        "ELEMENT_WISE_ROUND",
+        {"RoundingMode": "HALVES_TO_NEAREST_EVEN"},
+        "FLOAT32",
+        "FLOAT32",
+        (-9, 9),
+        lambda x: x.round(),
+    ),
+    (
+        "EXP ScaleBias",
+        "ELEMENT_WISE_EXP",
+        {"ScaleBias": {"Scale": 0.5, "Bias": 0.25}},
+        "FLOAT32",
+        "FLOAT32",
+        (-2, 2),
+        lambda x: (x * 0.5 + 0.25).exp(),
+    ),
+    ("CLIP", "ELEMENT_WISE_CLIP", {"Min": -1.0, "Max": 1.0}, "FLOAT32", "FLOAT32", (-2, 2), lambda x: x.clamp(-1, 1)),
+    ("RELU", "ACTIVATION_RELU", {}, "FLOAT32", "FLOAT32", (-2, 2), lambda x: x.relu()),
+    ("CAST to FLOAT16", "CAST", {}, "FLOAT32", "FLOAT16", (-2, 2), lambda x: x.half()),
+    ("ADD", "ELEMENT_WISE_ADD", {}, "FLOAT32", "FLOAT32", (-2, 2), lambda a, b: a + b),
+    ("SUBTRACT", "ELEMENT_WISE_SUBTRACT", {}, "FLOAT32", "FLOAT32", (-2, 2), lambda a, b: a - b),
+    ("MULTIPLY", "ELEMENT_WISE_MULTIPLY", {}, "FLOAT32", "FLOAT32", (-2, 2), lambda a, b: a * b),
+    ("DIVIDE", "ELEMENT_WISE_DIVIDE", {}, "FLOAT32", "FLOAT32", (0.5, 2), lambda a, b: a / b),
+    ("MAX", "ELEMENT_WISE_MAX", {}, "FLOAT32", "FLOAT32", (-2, 2), lambda a, b: torch_module().maximum(a, b)),
+    ("MEAN", "ELEMENT_WISE_MEAN", {}, "FLOAT32", "FLOAT32", (-2, 2), lambda a, b: (a + b) * 0.5),
+    (
+        "ADD1 + RELU",
+        "ELEMENT_WISE_ADD1",
+        {"FusedActivation": {"Type": "ACTIVATION_RELU"}},
+        "FLOAT32",
+        "FLOAT32",
+        (-2, 2),
+        lambda a, b: (a + b).relu(),
+    ),
+    (
+        "MODULUS_FLOOR",
+        "ELEMENT_WISE_MODULUS_FLOOR",
+        {},
+        "FLOAT32",
+        "FLOAT32",
+        (0.5, 9),
+        lambda a, b: torch_module().remainder(a, b),
+    ),
+    (
+        "GREATER_THAN",
+        "ELEMENT_WISE_LOGICAL_GREATER_THAN",
+        {},
+        "FLOAT32",
+        "UINT8",
+        (-2, 2),
+        lambda a, b: (a > b).to(torch_module().uint8),
+    ),
+    ("ADD int32", "ELEMENT_WISE_ADD", {}, "INT32", "INT32", (-1000, 1000), lambda a, b: a + b),
+]
+# Broadcast layouts of the second input of a two-input operator (DirectML's zero strides).
+BROADCASTS = {"row": ([1, 16384], [0, 1]), "column": ([4096, 1], [1, 0]), "scalar": ([1, 1], [0, 0])}
+
+
+def torch_module() -> Any:
+    import torch
+
+    return torch
+
+
+def element_wise_cases(quick: bool) -> Iterator[Case]:
+    rng = np.random.default_rng(3)
+    shape = SIZES["16M"] if quick else SIZES["64M"]
+    n = int(np.prod(shape))
+
+    def values(dtype: str, low: float, high: float, sizes: tuple[int, ...] | list[int]) -> np.ndarray:
+        if dtype.startswith("INT"):
+            return rng.integers(int(low), int(high), size=sizes).astype(dtype.lower())
+        return rng.uniform(low, high, size=sizes).astype(np.float32)
+
+    for label, op, extra, dtype, out, (low, high), fn in ELEMENT_WISE:
+        two = fn.__code__.co_argcount == 2
+        names = ["ATensor", "BTensor"] if two else ["InputTensor"]
+        layouts: list[tuple[str, Any]] = [("", None)]
+        if two and label in ("ADD", "MULTIPLY"):
+            layouts += list(BROADCASTS.items())
+        for where, broadcast in layouts:
+            fields = {name: t(dtype, shape) for name in names} | {"OutputTensor": t(out, shape)} | extra
+            inputs = {name: values(dtype, low, high, shape) for name in names}
+            if broadcast is not None:
+                compact, strides = broadcast
+                compact = [1 if c == 1 else s for c, s in zip(compact, shape, strict=True)]
+                fields["BTensor"] = t(dtype, shape) | {"Strides": strides}
+                inputs["BTensor"] = values(dtype, low, high, compact)
+
+            def torch_fn(v: dict[str, Any], fn: Callable[..., Any] = fn, names: list[str] = names) -> Any:
+                return fn(*(v[name] for name in names))
+
+            yield Case(
+                f"{label} {'broadcast ' + where + ' ' if where else ''}{'x'.join(map(str, shape))} {dtype.lower()}",
+                f"element-wise {'broadcast' if where else 'two inputs' if two else 'one input'}",
+                n,
+                desc(op, fields),
+                # the buffers: a broadcast input is its compact buffer, dense ones their elements
+                {k: a.ravel() for k, a in inputs.items()},
+                torch_fn,
+                buffers=True,
+                torch_inputs=inputs,  # PyTorch broadcasts the compact input itself
+            )
+
+
+# More element-wise operators at 64M elements, with their own inputs: (label, operator, extra
+# fields, {input: (DataType, low, high, broadcast layout or None)}, the output's DataType, PyTorch's
+# equivalent over the inputs in order).
+Inputs = dict[str, tuple[str, float, float, str | None]]
+F32_IN: Inputs = {"InputTensor": ("FLOAT32", -2, 2, None)}
+MORE_ELEMENT_WISE: list[tuple[str, str, dict[str, Any], Inputs, str, Callable[..., Any]]] = [
+    ("ACOS", "ELEMENT_WISE_ACOS", {}, {"InputTensor": ("FLOAT32", -1, 1, None)}, "FLOAT32", lambda x: x.acos()),
+    ("SINH", "ELEMENT_WISE_SINH", {}, F32_IN, "FLOAT32", lambda x: x.sinh()),
+    (
+        "ATAN_YX",
+        "ELEMENT_WISE_ATAN_YX",
+        {},
+        {"ATensor": ("FLOAT32", -2, 2, None), "BTensor": ("FLOAT32", -2, 2, None)},
+        "FLOAT32",
+        lambda a, b: torch_module().atan2(a, b),
+    ),
+    (
+        "POW",
+        "ELEMENT_WISE_POW",
+        {},
+        {"InputTensor": ("FLOAT32", 0.5, 2, None), "ExponentTensor": ("FLOAT32", -2, 2, None)},
+        "FLOAT32",
+        lambda x, e: x.pow(e),
+    ),
+    ("CONSTANT_POW 2", "ELEMENT_WISE_CONSTANT_POW", {"Exponent": 2.0}, F32_IN, "FLOAT32", lambda x: x * x),
+    (
+        "QUANTIZE_LINEAR row scales",
+        "ELEMENT_WISE_QUANTIZE_LINEAR",
+        {},
+        {
+            "InputTensor": ("FLOAT32", -2, 2, None),
+            "ScaleTensor": ("FLOAT32", 0.01, 0.1, "row"),
+            "ZeroPointTensor": ("UINT8", 100, 150, "row"),
+        },
+        "UINT8",
+        lambda x, s, z: (x / s).round().add(z).clamp(0, 255).to(torch_module().uint8),
+    ),
+    (
+        "IF",
+        "ELEMENT_WISE_IF",
+        {},
+        {"ConditionTensor": ("UINT8", 0, 2, None), "ATensor": ("FLOAT32", -2, 2, None), "BTensor": ("FLOAT32", -2, 2, None)},
+        "FLOAT32",
+        lambda c, a, b: torch_module().where(c != 0, a, b),
+    ),
+    ("SWISH", "ACTIVATION_SWISH", {"SigmoidInputScale": 1.0}, F32_IN, "FLOAT32", lambda x: x * x.sigmoid()),
+    (
+        "HARD_SWISH",
+        "ACTIVATION_HARD_SWISH",
+        {"Alpha": 1 / 6, "Beta": 0.5},
+        F32_IN,
+        "FLOAT32",
+        lambda x: torch_module().nn.functional.hardswish(x),
+    ),
+    (
+        "PARAMETERIZED_RELU row slopes",
+        "ACTIVATION_PARAMETERIZED_RELU",
+        {},
+        {"InputTensor": ("FLOAT32", -2, 2, None), "SlopeTensor": ("FLOAT32", 0, 0.5, "row")},
+        "FLOAT32",
+        lambda x, a: torch_module().where(x >= 0, x, a * x),
+    ),
+    (
+        "RELU_GRAD",
+        "ACTIVATION_RELU_GRAD",
+        {},
+        {"InputTensor": ("FLOAT32", -2, 2, None), "InputGradientTensor": ("FLOAT32", -2, 2, None)},
+        "FLOAT32",
+        lambda x, dy: torch_module().where(x > 0, dy, 0.0),
+    ),
+]
+
+
+def more_element_wise_cases(quick: bool) -> Iterator[Case]:
+    rng = np.random.default_rng(4)
+    shape = SIZES["16M"] if quick else SIZES["64M"]
+    for label, op, extra, spec, out, fn in MORE_ELEMENT_WISE:
+        fields: dict[str, Any] = dict(extra)
+        inputs = {}
+        for name, (dtype, low, high, layout) in spec.items():
+            fields[name] = t(dtype, shape)
+            sizes = list(shape)
+            if layout is not None:
+                compact, strides = BROADCASTS[layout]
+                sizes = [1 if c == 1 else s for c, s in zip(compact, shape, strict=True)]
+                fields[name] |= {"Strides": strides}
+            if dtype.startswith(("INT", "UINT")):
+                inputs[name] = rng.integers(int(low), int(high), size=sizes).astype(dtype.lower())
+            else:
+                inputs[name] = rng.uniform(low, high, size=sizes).astype(np.float32)
+        d = desc(op, fields | {schema_output(op): t(out, shape)})
+
+        def torch_fn(v: dict[str, Any], fn: Callable[..., Any] = fn, names: tuple[str, ...] = tuple(spec)) -> Any:
+            return fn(*(v[name] for name in names))
+
+        yield Case(
+            f"{label} {'x'.join(map(str, shape))} float32",
+            "element-wise more",
+            int(np.prod(shape)),
+            d,
+            {k: a.ravel() for k, a in inputs.items()},
+            torch_fn,
+            buffers=True,
+            torch_inputs=inputs,
+        )
+
+
+def schema_output(op: str) -> str:
+    """The operator's output field: OutputTensor, or OutputGradientTensor (RELU_GRAD)."""
+    return OPERATORS[op].tensor_fields(Kind.OUTPUT)[0].name
+
+
 def time_torch(fn: Callable[[dict[str, Any]], Any], inputs: dict[str, np.ndarray], iterations: int) -> tuple[float, float]:
     import torch
 
@@ -283,14 +515,20 @@ def main() -> None:
     copy = bench.copy_bandwidth(ep, 50)
     print(f"copy bandwidth {copy:.0f} GB/s", file=sys.stderr)
     results = []
-    cases = [*reduce_cases(args.quick), *one_hot_cases(args.quick), *mvn_cases(args.quick)]
+    cases = [
+        *reduce_cases(args.quick),
+        *one_hot_cases(args.quick),
+        *mvn_cases(args.quick),
+        *element_wise_cases(args.quick),
+        *more_element_wise_cases(args.quick),
+    ]
     cases = [c for c in cases if any(part in c.name for part in args.only.split("|"))]
     # The first lowering in a process also loads onnx's checker and schemas: timed apart.
     start = time.perf_counter()
     lowering.lower(cases[0].desc, "warm_up", target="cuda")
     cold_ms = (time.perf_counter() - start) * 1e3
     for k, case in enumerate(cases):
-        out = case.desc.tensor("OutputTensor")
+        out = case.desc.tensor(case.desc.output)
         nbytes = sum(a.nbytes for a in case.inputs.values()) + out.element_count * out.data_type.size
         row: dict[str, Any] = {
             "case": case.name,
@@ -302,7 +540,7 @@ def main() -> None:
         }
         for variant in choices.available(case.desc, 17):
             start = time.perf_counter()
-            model = lowering.lower(case.desc, "bench", target="cuda", variant=variant)
+            model = lowering.lower(case.desc, "bench", target="cuda", variant=variant, buffer_inputs=case.buffers)
             lower_ms = (time.perf_counter() - start) * 1e3
             start = time.perf_counter()
             try:
@@ -328,7 +566,7 @@ def main() -> None:
             del session
             gc.collect()
         try:
-            median, minimum = time_torch(case.torch_fn, case.inputs, args.iterations)
+            median, minimum = time_torch(case.torch_fn, case.torch_inputs or case.inputs, args.iterations)
             row["torch"] = {"median_ms": median, "min_ms": minimum, "gb_per_s": nbytes / (median * 1e-3) / 1e9}
         except Exception as e:
             row["torch"] = {"error": str(e)[:300]}

@@ -125,7 +125,7 @@ def bench(
         start = time.perf_counter()
         session = runtime.create(lowered, name, ep)
         session_ms = (time.perf_counter() - start) * 1e3
-        out_desc = d.desc.tensor("OutputTensor")
+        out_desc = d.desc.tensor(d.desc.output)
         timing = Bound(session, feeds[name], out_desc.sizes, out_desc.data_type.numpy).time(iterations)
         props = {p.key: p.value for p in lowered.metadata_props}
         rows.append(

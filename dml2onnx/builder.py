@@ -25,6 +25,7 @@ class GraphBuilder:
         self.opset = opset
         self.target = target
         self.variant = variant  # which of the operator's candidate lowerings (choices.py)
+        self.shapes: dict[str, tuple[int, ...]] = {}  # the shapes of the values lower() receives (lowering.py)
         self.nodes: list[onnx.NodeProto] = []
         self.initializers: list[onnx.TensorProto] = []
         self.inputs: list[onnx.ValueInfoProto] = []

@@ -46,7 +46,7 @@ def dynamic(model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSE
             continue
         for i, ((name, got), (_, want)) in enumerate(zip(ex.results, reference.results, strict=True)):
             desc = model.dispatchables[name].desc
-            tol = tolerance(desc.schema.name, desc.tensor("OutputTensor").data_type, ep)
+            tol = tolerance(desc.schema.name, desc.tensor(desc.output).data_type, ep)
             c = compare(got, want, tol)
             session = ex.sessions[name]
             if isinstance(session, runtime.Session):

@@ -148,9 +148,9 @@ class _SingleGraph:
             self._check_type(source, tensor.data_type, path + (field,))
             flat = (self.initial if initial else self.read)(source.resource, path + (field,))
             renames[field] = self.view(prefix, field, flat, source, tensor, self.length(source.resource))
-        out_binding, _ = cmd.binding("OutputTensor", d)
-        out = d.desc.tensor("OutputTensor")
-        self._check_type(out_binding, out.data_type, path + ("OutputTensor",))
+        out_binding, _ = cmd.binding(d.desc.output, d)
+        out = d.desc.tensor(d.desc.output)
+        self._check_type(out_binding, out.data_type, path + (d.desc.output,))
         renames["OutputTensor"] = f"{prefix}/OutputTensor"
         self.nodes.extend(renamed_nodes(lowered.graph, renames))
         self.initializers.extend(lowered.graph.initializer)

@@ -60,6 +60,12 @@ class OperatorDesc:
     def optional_tensor(self, name: str) -> TensorDesc | None:
         return self.values[name]
 
+    @property
+    def output(self) -> str:
+        """The name of its output tensor field: OutputTensor, or OutputGradientTensor (the GRAD
+        operators). The lowered graph's output is named OutputTensor either way."""
+        return self.schema.tensor_fields(Kind.OUTPUT)[0].name
+
 
 def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
     """`{"DataType": ..., "Sizes": [...]}` or `{"Type": "DML_TENSOR_TYPE_BUFFER", "Desc": {...}}`."""
@@ -222,6 +228,8 @@ def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str, earlier: 
         return tensor
     if f.kind in (Kind.UINT, Kind.COUNT):
         return expect_uint32(value, p)
+    if f.kind is Kind.INT:  # a signed 32-bit INT (DIAGONAL_MATRIX's Offset)
+        return expect_int(value, p, -(2**31), 2**31 - 1, "INT")
     if f.kind is Kind.UINT_ARRAY:
         return tuple(expect_uint32(v, p + (i,)) for i, v in enumerate(expect_array(value, p)))
     if f.kind is Kind.ENUM:

@@ -1,5 +1,6 @@
-"""A static check of an ONNX graph against what ONNX Runtime's DirectML EP registers: the EP
-cannot run on Linux, so this is how the `dml` and `portable` lowerings are kept honest.
+"""A static check of an ONNX graph against what ONNX Runtime's DirectML EP registers: it runs
+everywhere in an instant (the EP itself runs here only under Wine, `make dml-setup`), so this is
+how every `dml` and `portable` lowering is kept honest.
 
 `dml_ep_registry.REGISTRY` maps each op to its kernels, `(since, last_opset, types, cpu_inputs,
 query)`:
@@ -19,7 +20,7 @@ from onnx import TensorProto
 
 from .dml_ep_registry import REGISTRY, SOURCE_VERSION
 
-__all__ = ["SOURCE_VERSION", "check", "sixty_four_bit_nodes"]
+__all__ = ["SOURCE_VERSION", "check", "sixty_four_bit_nodes", "takes"]
 
 _64_BIT = {"INT64", "UINT64", "DOUBLE"}
 
@@ -60,6 +61,16 @@ def _as_onnx_runtime_sees_it(model: onnx.ModelProto) -> onnx.ModelProto:
 
 def _opset(model: onnx.ModelProto) -> int:
     return next(o.version for o in model.opset_import if o.domain in ("", "ai.onnx"))
+
+
+def takes(op_type: str, opset: int, **types: str) -> bool:
+    """Whether the DirectML EP has a kernel for `op_type` at this model opset with these element
+    types per type-constraint label (e.g. takes("Cast", 17, T1="FLOAT", T2="INT8"))."""
+    if not onnx.defs.has(op_type, opset):
+        return False
+    since = onnx.defs.get_schema(op_type, opset).since_version
+    kernel = next((k for k in REGISTRY.get(op_type, ()) if k[0] == since), None)
+    return kernel is not None and all(label not in kernel[2] or t in kernel[2][label] for label, t in types.items())
 
 
 def check(model: onnx.ModelProto) -> list[str]:

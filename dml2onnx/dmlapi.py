@@ -227,7 +227,9 @@ class Result:
 
     @property
     def output(self) -> np.ndarray:
-        return self.outputs["OutputTensor"]
+        """OutputTensor, or the one output of an operator whose output field is named otherwise
+        (OutputGradientTensor)."""
+        return self.outputs["OutputTensor"] if "OutputTensor" in self.outputs else next(iter(self.outputs.values()))
 
 
 def execute(

@@ -132,8 +132,8 @@ class Executor:
         result = session.run(feeds)
         ms = (time.perf_counter() - start) * 1e3
         d = self.model.dispatchables[cmd.dispatchable]
-        out, _ = cmd.binding("OutputTensor", d)
-        write_tensor(self.buffers[out.resource], out.offset, d.desc.tensor("OutputTensor"), result)
+        out, _ = cmd.binding(d.desc.output, d)
+        write_tensor(self.buffers[out.resource], out.offset, d.desc.tensor(d.desc.output), result)
         self.results.append((cmd.dispatchable, result))
         self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iterations, {ms:.4f} ms ({self.ep_name})\n")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import onnx
 from onnx import helper
 
@@ -43,17 +44,26 @@ def lower(
         raise UsageError(f"--target must be one of {', '.join(TARGETS)}, got {target!r}")
     chosen = choices.resolve(desc, target, opset, variant)
     b = GraphBuilder(name, opset, TARGETS[target], chosen)
-    values = {}
+    module = ops.MODULES[desc.schema.name]
+    # An element-wise operator broadcasts its inputs itself: a buffer input of stride 0 on some
+    # axes stays compact (read once, as DirectML reads it), and only the result is expanded.
+    broadcasts = buffer_inputs and getattr(module, "BROADCASTS", False)
+    values, shapes = {}, []
     for n in input_names(desc):
         t = desc.tensor(n)
         if buffer_inputs:
             flat = b.add_input(n, t.data_type, [t.buffer_elements])
-            values[n] = strided.read(b, flat, t, t.buffer_elements, f"{n}_view")
+            values[n] = strided.read(b, flat, t, t.buffer_elements, f"{n}_view", expand=not broadcasts)
         else:
             values[n] = b.add_input(n, t.data_type, t.sizes)
-    module = ops.MODULES[desc.schema.name]
+        b.shapes[values[n]] = strided.compact_sizes(t) if broadcasts else t.sizes
+        shapes.append(b.shapes[values[n]])
     result = module.lower(desc, b, values)
-    out = desc.tensor("OutputTensor")
+    out = desc.tensor(desc.output)
+    if broadcasts and tuple(np.broadcast_shapes(*shapes)) != out.sizes:
+        result = b.node(
+            "Expand", [result, b.i64(list(out.sizes), "output_sizes")], "broadcast", "the result at the output's sizes"
+        )
     b.set_output(result, "OutputTensor", out.data_type, out.sizes)
     graph = b.graph(name, f"{desc.schema.full_name} lowered by dml2onnx {__version__}")
     opsets = [helper.make_opsetid("", opset)]

@@ -353,6 +353,28 @@ ADOPTED: dict[str, tuple[str, ...]] = {
         "ELEMENT_WISE_BIT_SHIFT_LEFT",
         "ELEMENT_WISE_BIT_SHIFT_RIGHT",
     ),
+    "element_wise_if": ("ELEMENT_WISE_IF",),
+    "diagonal_matrix": ("DIAGONAL_MATRIX", "DIAGONAL_MATRIX1"),
+    "activation_more": ("ACTIVATION_HARD_SWISH", "ACTIVATION_SWISH", "ACTIVATION_PARAMETERIZED_RELU"),
+    "gradients": ("ACTIVATION_RELU_GRAD", "ELEMENT_WISE_CLIP_GRAD", "ELEMENT_WISE_CLIP_GRAD1"),
+    "element_wise_pow": ("ELEMENT_WISE_POW", "ELEMENT_WISE_CONSTANT_POW"),
+    "element_wise_trig": (
+        "ELEMENT_WISE_ACOS",
+        "ELEMENT_WISE_ACOSH",
+        "ELEMENT_WISE_ASIN",
+        "ELEMENT_WISE_ASINH",
+        "ELEMENT_WISE_ATAN",
+        "ELEMENT_WISE_ATANH",
+        "ELEMENT_WISE_ATAN_YX",
+        "ELEMENT_WISE_TAN",
+        "ELEMENT_WISE_SINH",
+        "ELEMENT_WISE_COSH",
+    ),
+    "element_wise_quantized": (
+        "ELEMENT_WISE_QUANTIZE_LINEAR",
+        "ELEMENT_WISE_DEQUANTIZE_LINEAR",
+        "ELEMENT_WISE_QUANTIZED_LINEAR_ADD",
+    ),
 }
 
 

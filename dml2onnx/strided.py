@@ -16,8 +16,19 @@ from .builder import GraphBuilder
 from .tensor import TensorDesc
 
 
-def read(b: GraphBuilder, flat: str, t: TensorDesc, length: int, step: str) -> str:
-    """The logical tensor `t` from the 1-D value `flat` of `length` elements (its buffer)."""
+def compact_sizes(t: TensorDesc) -> tuple[int, ...]:
+    """The sizes `read(..., expand=False)` gives: 1 on each axis whose stride is 0 (the element
+    repeats), where the layout is one `read` views without gathering; the tensor's sizes otherwise."""
+    order = t.nested_order()
+    if t.packed or order is None:
+        return t.sizes
+    return tuple(s if i in order else 1 for i, s in enumerate(t.sizes))
+
+
+def read(b: GraphBuilder, flat: str, t: TensorDesc, length: int, step: str, expand: bool = True) -> str:
+    """The logical tensor `t` from the 1-D value `flat` of `length` elements (its buffer). With
+    `expand` False, the axes of stride 0 keep size 1 (compact_sizes): for a consumer that
+    broadcasts, so that a broadcast input is read once, as DirectML reads it."""
     if t.packed:
         x = flat
         if length != t.element_count:
@@ -52,6 +63,6 @@ def read(b: GraphBuilder, flat: str, t: TensorDesc, length: int, step: str) -> s
     kept = [s if i in order else 1 for i, s in enumerate(sizes)]
     if kept != [sizes[a] for a in sorted(order)]:
         x = b.reshape(x, kept, f"{step}_kept", "size 1 where the stride is 0 or the size 1")
-    if tuple(kept) != tuple(sizes):
+    if expand and tuple(kept) != tuple(sizes):
         x = b.node("Expand", [x, b.i64(list(sizes), f"{step}_sizes")], f"{step}_broadcast", "stride 0: the element repeats")
     return x

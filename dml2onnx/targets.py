@@ -27,6 +27,13 @@ class Target:
     # LogSoftmax is exact where the CUDA EP runs its block-per-row kernel (long rows), which
     # computes (x - max) - log(sum); its warp-per-row kernel computes x - (max + log(sum)).
     log_softmax_exact_on_long_rows: bool = False
+    # The ONNX node the DirectML EP maps straight back onto the DirectML operator (its
+    # DmlOperatorElementWise.cpp: Abs -> ELEMENT_WISE_ABS, Cast -> CAST, ...) computes exactly that
+    # operator there, every DirectML rule of integers and rounding included: emit it as it is.
+    dml_nodes: bool = False
+    # Sign of a NaN is 0, as DirectML's SIGN gives (the CUDA EP computes (0 < x) - (x < 0)); the
+    # CPU EP keeps a FLOAT32 NaN, so elsewhere a select makes it 0
+    sign_of_nan_is_zero: bool = False
 
     def log_softmax_exact_for(self, length: int, rows: int, itemsize: int) -> bool:
         """Whether the EP's own LogSoftmax over rows of `length` elements (`rows` of them, each
@@ -61,10 +68,14 @@ TARGETS: dict[str, Target] = {
             argmax_double=True,
             arg_outer_axis_guard=True,
             log_softmax_exact_on_long_rows=True,
+            sign_of_nan_is_zero=True,
         ),
         # The DirectML EP registers Hardmax, ArgMax on every integer type with select_last_index,
         # and OneHot with INT32/INT64/UINT32/UINT64 indices and any value type (dml_ep_registry).
-        Target("dml", ("dml",), True, True, dtypes.FLOATS + dtypes.INTEGERS, True, False),
+        Target("dml", ("dml",), True, True, dtypes.FLOATS + dtypes.INTEGERS, True, False, dml_nodes=True),
     )
 }
 NAMES = tuple(TARGETS)
+# The doc string of a node emitted for Target.dml_nodes: it computes DirectML's semantics on the
+# DirectML EP only (elsewhere ONNX's: a FLOAT32 -> INT8 Cast wraps on the CPU EP, saturates there).
+DML_NODE_DOC = "the node the DirectML EP maps back onto the DirectML operator"

@@ -247,6 +247,13 @@ FAMILIES = (
     "matrix_element_wise_logical",
     "matrix_cast",
     "matrix_element_wise_bits",
+    "matrix_element_wise_trig",
+    "matrix_element_wise_if",
+    "matrix_diagonal_matrix",
+    "matrix_activation_more",
+    "matrix_gradients",
+    "matrix_element_wise_pow",
+    "matrix_element_wise_quantized",
 )
 
 

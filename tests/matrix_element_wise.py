@@ -8,7 +8,7 @@ ADD1 with a fused activation."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -34,9 +34,14 @@ def _int_edges(dtype: dtypes.DataType) -> np.ndarray:
     return np.array([v for v in near if info.min <= v <= info.max], dtype=object).astype(dtype.numpy)
 
 
-def _values(rng: np.random.Generator, dtype: dtypes.DataType, shape: tuple[int, ...], variant: str) -> np.ndarray:
+FloatEdges = Callable[[dtypes.DataType], np.ndarray]
+
+
+def _values(
+    rng: np.random.Generator, dtype: dtypes.DataType, shape: tuple[int, ...], variant: str, float_edges: FloatEdges = _float_edges
+) -> np.ndarray:
     if variant == "edges":
-        edges = _float_edges(dtype) if dtype.is_float else _int_edges(dtype)
+        edges = float_edges(dtype) if dtype.is_float else _int_edges(dtype)
         return rng.permutation(edges)
     if dtype.is_float:
         return (rng.standard_normal(shape) * 3).astype(dtype.numpy)
@@ -64,16 +69,22 @@ def _params(op: str, dtype: dtypes.DataType) -> list[dict[str, Any]]:
     return [{}]
 
 
-def _cases(op: schema.OperatorSchema, rng: np.random.Generator) -> Iterator[Case]:
+def layouts(dtype: dtypes.DataType, float_edges: FloatEdges = _float_edges) -> list[tuple[str, tuple[int, ...], str]]:
+    """(label, shape, value variant) of an element-wise family's cases: ranks 1-8 of matrix.SIZES
+    (random values but for integers, whose ends matter more), and the type's edge values."""
+    edges = len(float_edges(dtype)) if dtype.is_float else len(_int_edges(dtype))
+    out = [(f"rank{r}", SIZES[:r], ("random", "extreme", "ties")[r % 3]) for r in range(1, 9)]
+    out.append(("edges", (edges,), "edges"))
+    return [(label, shape, "extreme" if not dtype.is_float and v == "random" else v) for label, shape, v in out]
+
+
+def _cases(op: schema.OperatorSchema, rng: np.random.Generator, float_edges: FloatEdges = _float_edges) -> Iterator[Case]:
+    """`float_edges`: a family's own special values (tests/matrix_element_wise_trig.py)."""
     inputs = [f.name for f in op.fields if f.kind is Kind.INPUT]
     has_scale_bias = any(f.kind is Kind.SCALE_BIAS for f in op.fields)
     for dtype in op.support[0].tensors["OutputTensor"].types:
-        shapes = [(f"rank{r}", SIZES[:r], ("random", "extreme", "ties")[r % 3]) for r in range(1, 9)]
-        shapes.append(("edges", (len(_float_edges(dtype)) if dtype.is_float else len(_int_edges(dtype)),), "edges"))
-        for label, shape, variant in shapes:
-            if not dtype.is_float and variant == "random":
-                variant = "extreme"
-            feeds = {n: _values(rng, dtype, shape, variant) for n in inputs}
+        for label, shape, variant in layouts(dtype, float_edges):
+            feeds = {n: _values(rng, dtype, shape, variant, float_edges) for n in inputs}
             tensors: dict[str, Any] = {n: _tensor(dtype, feeds[inputs[0]].shape) for n in [*inputs, "OutputTensor"]}
             fields = tensors | _params(op.name, dtype)[0]
             for i, params in enumerate(_params(op.name, dtype)):

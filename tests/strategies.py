@@ -3,6 +3,8 @@ extreme values."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from hypothesis import strategies as st
 
@@ -51,3 +53,26 @@ def int_data(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype, 
 
 DATA_MODES = st.sampled_from(["ties", "extreme", "random"])
 SEEDS = st.integers(0, 2**32 - 1)
+
+
+FLOAT_SPECIALS = (0.0, -0.0, np.inf, -np.inf, np.nan)
+
+
+def with_specials(
+    rng: np.random.Generator, x: np.ndarray, pool: Sequence[float] = FLOAT_SPECIALS, fraction: float = 0.1
+) -> np.ndarray:
+    """`x` (floats) with about `fraction` of its elements replaced by values drawn from `pool`."""
+    special = rng.random(x.shape) < fraction
+    x[special] = rng.choice(np.asarray(pool, np.float64), size=int(special.sum()))
+    return x
+
+
+def element_values(
+    rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype, scale: float, pool: Sequence[float] = FLOAT_SPECIALS
+) -> np.ndarray:
+    """An element-wise operator's input: normal values times `scale` with a tenth of `pool`'s
+    special values for floats, the type's whole range for integers."""
+    if dtype.kind == "f":
+        return with_specials(rng, rng.standard_normal(shape) * scale, pool).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, int(info.max) + 1, size=shape, dtype=dtype, endpoint=False)

@@ -15,6 +15,7 @@ import pytest
 from dml2onnx import choices, cli, lowering, ops, runtime, tolerances
 from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.desc import OperatorDesc, parse_operator_desc
+from dml2onnx.errors import ModelError
 
 # Each property runs on the CPU EP and, where onnxruntime-gpu is installed, on the CUDA EP with CPU
 # fallback disabled (`pytest -m gpu` selects those).
@@ -50,7 +51,7 @@ def lowered_and_reference(
     desc = make_desc(op, fields)
     got = run_lowered(desc, inputs, opset, ep)
     want = ops.MODULES[desc.schema.name].reference(desc, inputs)
-    out = desc.tensor("OutputTensor")
+    out = desc.tensor(desc.output)
     assert got.dtype == out.data_type.numpy, (got.dtype, out.data_type)
     assert got.shape == out.sizes, (got.shape, out.sizes)
     return got, want
@@ -81,6 +82,36 @@ def printed(stdout: str) -> dict[str, list[float]]:
             name, _, values = line[len("Resource '") :].partition("': ")
             result[name] = [float(v) for v in values.split(", ")]
     return result
+
+
+def refusal(op: str, fields: dict[str, Any], level: str | None = None) -> ModelError:
+    """The ModelError validating this desc raises (at the newest feature level, or `level`)."""
+    with pytest.raises(ModelError) as e:
+        lowering.validate(parse_operator_desc(op, fields, ("desc",), ("type",), **({"level": level} if level else {})))
+    return e.value
+
+
+def assert_matches_reference(ep: str, op: str, fields: dict[str, Any], feeds: dict[str, np.ndarray]) -> None:
+    """The lowered graph on `ep` against the numpy reference: within tolerances.py for floats,
+    exactly for integers (the scalar fields and the first elements of both in the message)."""
+    got, want = lowered_and_reference(ep, op, fields, feeds)
+    desc = make_desc(op, fields)
+    c = tolerances.compare(got, want, tolerances.tolerance(op, desc.tensor(desc.output).data_type, ep))
+    scalars = {k: v for k, v in fields.items() if not k.endswith("Tensor")}
+    assert c.ok, (op, scalars, c, got.ravel()[:8], want.ravel()[:8])
+
+
+def assert_prints_match(got: str, want: str) -> None:
+    """Two `run` outputs print the same resources with the same values: exactly, or within 1e-4 (six
+    printed digits round differently: POW's 1.2656251 against 1.265625; lavapipe's asin and acos
+    under DirectML, tolerances.py); NaN and infinities exactly."""
+    assert got, "nothing printed"
+    if got == want:
+        return
+    a, b = printed(got), printed(want)
+    assert a.keys() == b.keys(), (got, want)
+    for name in b:
+        np.testing.assert_allclose(a[name], b[name], rtol=1e-4, atol=1e-4, err_msg=name)
 
 
 def argmax_model(

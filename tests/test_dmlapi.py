@@ -107,9 +107,44 @@ RECORDED: dict[str, tuple[int, dict[str, int]]] = {
         for n in ("AND", "OR", "XOR", "SHIFT_LEFT", "SHIFT_RIGHT")
     },
     **{f"ELEMENT_WISE_BIT_{n}": (16, {"InputTensor": 0, "OutputTensor": 8}) for n in ("NOT", "COUNT")},
+    **{
+        f"ELEMENT_WISE_{n}": (24, {"InputTensor": 0, "OutputTensor": 8, "ScaleBias": 16})
+        for n in ("ACOS", "ACOSH", "ASIN", "ASINH", "ATAN", "ATANH", "TAN", "SINH", "COSH")
+    }
+    | {"ELEMENT_WISE_ATAN_YX": (24, {"ATensor": 0, "BTensor": 8, "OutputTensor": 16})},
     "CAST": (16, {"InputTensor": 0, "OutputTensor": 8}),
     "FILL_VALUE_CONSTANT": (24, {"OutputTensor": 0, "ValueDataType": 8, "Value": 16}),
     "FILL_VALUE_SEQUENCE": (32, {"OutputTensor": 0, "ValueDataType": 8, "ValueStart": 16, "ValueDelta": 24}),
+    "ELEMENT_WISE_IF": (32, {"ConditionTensor": 0, "ATensor": 8, "BTensor": 16, "OutputTensor": 24}),
+    "DIAGONAL_MATRIX": (16, {"OutputTensor": 0, "Offset": 8, "Value": 12}),
+    "DIAGONAL_MATRIX1": (
+        40,
+        {"InputTensor": 0, "OutputTensor": 8, "ValueDataType": 16, "Value": 24}
+        | {"DiagonalFillBegin": 32, "DiagonalFillEnd": 36},
+    ),
+    "ACTIVATION_HARD_SWISH": (24, {"InputTensor": 0, "OutputTensor": 8, "Alpha": 16, "Beta": 20}),
+    "ACTIVATION_SWISH": (24, {"InputTensor": 0, "OutputTensor": 8, "SigmoidInputScale": 16}),
+    "ACTIVATION_PARAMETERIZED_RELU": (24, {"InputTensor": 0, "SlopeTensor": 8, "OutputTensor": 16}),
+    "ACTIVATION_RELU_GRAD": (24, {"InputTensor": 0, "InputGradientTensor": 8, "OutputGradientTensor": 16}),
+    "ELEMENT_WISE_POW": (32, {"InputTensor": 0, "ExponentTensor": 8, "OutputTensor": 16, "ScaleBias": 24}),
+    "ELEMENT_WISE_CONSTANT_POW": (32, {"InputTensor": 0, "OutputTensor": 8, "ScaleBias": 16, "Exponent": 24}),
+    "ELEMENT_WISE_CLIP_GRAD": (
+        32,
+        {"InputTensor": 0, "InputGradientTensor": 8, "OutputGradientTensor": 16, "Min": 24, "Max": 28},
+    ),
+    "ELEMENT_WISE_CLIP_GRAD1": (
+        48,
+        {"InputTensor": 0, "InputGradientTensor": 8, "OutputGradientTensor": 16, "MinMaxDataType": 24, "Min": 32, "Max": 40},
+    ),
+    **{
+        f"ELEMENT_WISE_{n}_LINEAR": (32, {"InputTensor": 0, "ScaleTensor": 8, "ZeroPointTensor": 16, "OutputTensor": 24})
+        for n in ("QUANTIZE", "DEQUANTIZE")
+    },
+    "ELEMENT_WISE_QUANTIZED_LINEAR_ADD": (
+        72,
+        {"ATensor": 0, "AScaleTensor": 8, "AZeroPointTensor": 16, "BTensor": 24, "BScaleTensor": 32}
+        | {"BZeroPointTensor": 40, "OutputScaleTensor": 48, "OutputZeroPointTensor": 56, "OutputTensor": 64},
+    ),
 }
 
 
@@ -170,6 +205,8 @@ def _generic_fields(op: schema.OperatorSchema) -> dict[str, Any]:
             fields[f.name] = [1, 0]
         elif f.kind is Kind.UINT:
             fields[f.name] = 7
+        elif f.kind is Kind.INT:
+            fields[f.name] = -3
         elif f.kind is Kind.ENUM and f.enum == "DML_TENSOR_DATA_TYPE":
             fields[f.name] = "FLOAT32"  # the tensors' type, as CLIP1's MinMaxDataType must be
         elif f.kind is Kind.ENUM:
@@ -216,6 +253,8 @@ def test_pack_every_operator(name: str) -> None:
             )
         elif f.kind in (Kind.UINT, Kind.COUNT):
             assert struct.unpack_from("<I", packed.blob, at)[0] == value
+        elif f.kind is Kind.INT:
+            assert struct.unpack_from("<i", packed.blob, at)[0] == value == -3
         elif f.kind is Kind.UINT_ARRAY:
             (ptr,) = struct.unpack_from("<Q", packed.blob, at)
             assert struct.unpack_from(f"<{len(value)}I", packed.blob, ptr) == tuple(value)
@@ -821,7 +860,7 @@ def test_matrix_through_directml_api() -> None:
             dxil.add(why)
             continue
         want = ops.MODULES[desc.schema.name].reference(desc, case.inputs)
-        out = desc.tensor("OutputTensor").data_type
+        out = desc.tensor(desc.output).data_type
         ok = tolerances.compare(got, want, tolerances.tolerance(desc.schema.name, out, "dml")).ok
         if not ok:
             why = dml_findings.known_disagreement(case.id)

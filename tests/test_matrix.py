@@ -37,6 +37,6 @@ CASE_VARIANTS = variants()
 def test_case(case: Case, variant: str, ep: str) -> None:
     got, want, off = run_case(case, ep, variant)
     assert off == [], f"nodes off {ep}: {off}"
-    out_type = make_desc(case.op, case.fields).tensor("OutputTensor").data_type
+    out_type = (d := make_desc(case.op, case.fields)).tensor(d.output).data_type
     c = compare(got, want, tolerance(case.op, out_type, ep))
     assert c.ok, f"max abs {c.max_abs}, max rel {c.max_rel}\ngot  {got.ravel()[:16]}\nwant {want.ravel()[:16]}"

@@ -10,8 +10,9 @@ import pytest
 from onnx import TensorProto, helper
 from onnx.reference import ReferenceEvaluator
 
-from dml2onnx import choices, dml_ep, lowering, ops, runtime
-from dml2onnx.builder import DEFAULT_OPSET
+from dml2onnx import choices, dml_ep, dtypes, lowering, ops, runtime
+from dml2onnx.builder import DEFAULT_OPSET, onnx_type_name
+from dml2onnx.targets import DML_NODE_DOC
 from dml2onnx.tolerances import compare, tolerance
 from matrix import Case, all_cases
 from support import make_desc
@@ -27,7 +28,7 @@ def lowered(case: Case, target: str) -> onnx.ModelProto:
 def check_against_reference(case: Case, got: np.ndarray, inputs: dict[str, np.ndarray], ep: str) -> None:
     desc = make_desc(case.op, case.fields)
     want = ops.MODULES[desc.schema.name].reference(desc, inputs)
-    c = compare(got, want, tolerance(case.op, desc.tensor("OutputTensor").data_type, ep))
+    c = compare(got, want, tolerance(case.op, desc.tensor(desc.output).data_type, ep))
     assert c.ok, f"max abs {c.max_abs}, max rel {c.max_rel}"
 
 
@@ -45,9 +46,10 @@ def test_static_dml_check_passes_every_case_and_lowering(target: str) -> None:
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_dml_target_semantics_with_onnx_reference_evaluator(case: Case) -> None:
-    """The DirectML EP cannot run here: the dml-target graphs (ONNX Hardmax, ArgMax with
-    select_last_index and integer inputs, OneHot of any type) are run by onnx's own reference
-    implementation instead, which is independent of ONNX Runtime."""
+    """The dml-target graphs (ONNX Hardmax, ArgMax with select_last_index and integer inputs,
+    OneHot of any type) run by onnx's own reference implementation, independent of ONNX Runtime
+    (`make test-dml` runs them on the DirectML EP itself); but for Target.dml_nodes graphs, which
+    mean DirectML's rules, not ONNX's."""
     inputs = dict(case.inputs)
     if case.op.startswith("ACTIVATION_LOG_SOFTMAX") and "extreme" in case.id:
         pytest.skip("onnx.reference's LogSoftmax takes log(0) on these inputs; ORT runs the same node exactly")
@@ -55,6 +57,8 @@ def test_dml_target_semantics_with_onnx_reference_evaluator(case: Case) -> None:
         # onnx.reference computes off + mask * (on - off), inexact for infinities and large values
         inputs["ValuesTensor"] = np.array([1.5, -2.25, 7], inputs["ValuesTensor"].dtype).reshape(inputs["ValuesTensor"].shape)
     model = lowered(case, "dml")
+    if any(n.doc_string == DML_NODE_DOC for n in model.graph.node):
+        pytest.skip("the nodes the DirectML EP maps back onto the operator compute DirectML's rules there only (make test-dml)")
     normalizations = {"LayerNormalization", "InstanceNormalization"} & {n.op_type for n in model.graph.node}
     if normalizations and case.inputs["InputTensor"].dtype == np.float16:
         # test_matrix runs the same graphs on ONNX Runtime, which accumulates in FLOAT32
@@ -159,3 +163,43 @@ def test_static_check_refuses_unregistered_ops_types_and_versions() -> None:
 def test_sixty_four_bit_tensors_are_listed() -> None:
     int64_case = next(c for c in CASES if c.id.startswith("ARGMAX-INT64-INT64"))
     assert dml_ep.sixty_four_bit_nodes(lowered(int64_case, "portable"))
+
+
+def test_dml_target_emits_the_nodes_the_directml_ep_maps_back() -> None:
+    """Target.dml_nodes: a desc without ScaleBias whose node the DirectML EP registers for its
+    type (and opset) lowers to that one node (a comparison's BOOL then cast to the output's type);
+    otherwise the portable pattern. make test-dml checks what they compute there."""
+    expect = {  # operator: (ONNX op, type-constraint label, the graph's nodes)
+        "CAST": ("Cast", "T1", {"Cast"}),
+        "ELEMENT_WISE_ABS": ("Abs", "T", {"Abs"}),
+        "ELEMENT_WISE_DIVIDE": ("Div", "T", {"Div"}),
+        "ELEMENT_WISE_MODULUS_TRUNCATE": ("Mod", "T", {"Mod"}),
+        "ELEMENT_WISE_CLIP": ("Clip", "T", {"Clip"}),
+        "ELEMENT_WISE_LOGICAL_LESS_THAN": ("Less", "T", {"Less", "Cast"}),
+        "ELEMENT_WISE_IS_NAN": ("IsNaN", "T1", {"IsNaN", "Cast"}),
+    }
+    mapped, kept = set(), set()
+    for c in CASES:
+        if c.op not in expect or "ScaleBias" in c.fields:
+            continue
+        onnx_op, label, nodes = expect[c.op]
+        first = next(iter(c.fields.values()))["DataType"]
+        onnx_type = onnx_type_name(dtypes.BY_NAME[first].onnx)
+        takes = dml_ep.takes(onnx_op, DEFAULT_OPSET, **{label: onnx_type})
+        if c.op == "ELEMENT_WISE_CLIP":  # an integer tensor's FLOAT bounds: DirectML's own conversion
+            takes = takes and dtypes.BY_NAME[first].is_float
+        if c.op == "CAST":
+            out = dtypes.BY_NAME[c.fields["OutputTensor"]["DataType"]]
+            takes = takes and dml_ep.takes("Cast", DEFAULT_OPSET, T2=onnx_type_name(out.onnx))
+            if out.name == first:
+                continue  # a cast to the same type is no node at all
+        model = lowered(c, "dml")
+        marked = any(n.doc_string == DML_NODE_DOC for n in model.graph.node)
+        if takes:
+            assert {n.op_type for n in model.graph.node} == nodes and marked, c.id
+            mapped.add(c.op)
+        else:
+            assert not marked, c.id
+            kept.add(c.op)
+    assert mapped == set(expect)
+    assert kept == {"ELEMENT_WISE_CLIP", "ELEMENT_WISE_MODULUS_TRUNCATE"}  # integer CLIP; no 64-bit Mod on the EP

@@ -12,7 +12,7 @@ import numpy as np
 from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
-from ..schema import OPERATORS
+from ..schema import OPERATORS, OperatorSchema
 from ..targets import TARGETS
 from . import common
 
@@ -395,3 +395,18 @@ def reference_arg(desc: OperatorDesc, inputs: dict[str, np.ndarray], first: Call
     index = flat.shape[1] - 1 - first(flat[:, ::-1], axis=1) if last else first(flat, axis=1)
     out = desc.tensor("OutputTensor")
     return index.astype(out.data_type.numpy).reshape(out.sizes)
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: each input type with each index type, DECREASING (the longer lowerings)."""
+    return [
+        {
+            "InputTensor": common.example_tensor(t, [3, 8]),
+            "OutputTensor": common.example_tensor(index, [3, 1]),
+            "AxisCount": 1,
+            "Axes": [1],
+            "AxisDirection": "DECREASING",
+        }
+        for t in common.example_types(op, "InputTensor")
+        for index in common.example_types(op, "OutputTensor")
+    ]

@@ -14,6 +14,7 @@ from . import argmax
 validate = argmax.validate  # same fields, tables and relational rules as ARGMAX
 # ARGMAX's candidates and rule: the same graphs with ArgMin, measured alike
 CANDIDATES, applies, choose = argmax.CANDIDATES, argmax.applies, argmax.choose
+examples = argmax.examples
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:

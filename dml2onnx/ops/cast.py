@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
+from .. import dml_ep, dtypes
+from ..builder import GraphBuilder, onnx_type_name
 from ..desc import OperatorDesc
+from ..schema import OperatorSchema
+from ..targets import DML_NODE_DOC
 from . import common
 
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
+BROADCASTS = True  # lower() takes inputs of size 1 where a buffer input repeats (lowering.py)
 ROWS = ("CAST",)
 INT64_MAX = 2**63 - 1
 
@@ -83,6 +86,8 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     src, dst = desc.tensor("InputTensor").data_type, desc.tensor("OutputTensor").data_type
     if src == dst:
         return x
+    if b.target.dml_nodes and dml_ep.takes("Cast", b.opset, T1=onnx_type_name(src.onnx), T2=onnx_type_name(dst.onnx)):
+        return b.cast(x, dst, "cast", DML_NODE_DOC)
     if dst.is_float:
         return b.cast(x, dst, f"to_{dst.name.lower()}", "the nearest value")
     if src.is_float:
@@ -121,3 +126,12 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
             return x.astype(dst)
     values = [_scalar(v, x.dtype, dst) for v in x.ravel().tolist()]
     return np.array(values, dtype=object).astype(dst).reshape(x.shape)
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: every input type to every output type."""
+    return [
+        {"InputTensor": common.example_tensor(t, [2, 3, 4, 5]), "OutputTensor": common.example_tensor(out, [2, 3, 4, 5])}
+        for t in common.example_types(op, "InputTensor")
+        for out in common.example_types(op, "OutputTensor")
+    ]

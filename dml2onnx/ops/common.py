@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -12,6 +13,21 @@ from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..errors import ModelError
+from ..schema import OperatorSchema
+
+# -- example descs (lowered_ops: the ONNX ops each operator's lowerings use) ------------------
+
+Example = dict[str, Any]
+
+
+def example_tensor(data_type: str, sizes: list[int]) -> dict[str, Any]:
+    return {"DataType": data_type, "Sizes": sizes}
+
+
+def example_types(op: OperatorSchema, field: str, refused: Sequence[str] = ()) -> list[str]:
+    """The data types of `field` in the operator's newest "Tensor support" table, but `refused`."""
+    return [d.name for d in op.support[0].tensors[field].types if d.name not in refused]
+
 
 # -- validation -----------------------------------------------------------------------------
 

@@ -26,17 +26,19 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
+from .. import dml_ep, dtypes
+from ..builder import GraphBuilder, onnx_type_name
 from ..desc import OperatorDesc
 from ..errors import ModelError
 from ..schema import Kind
+from ..targets import DML_NODE_DOC
 from . import activations, common
 
 F32 = dtypes.FLOAT32
 Lower = Callable[[GraphBuilder, list[str], dict[str, Any]], str]
 Reference = Callable[[list[np.ndarray], dict[str, Any]], np.ndarray]
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
+BROADCASTS = True  # lower() takes inputs of size 1 where a buffer input repeats (lowering.py)
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,27 @@ class Row:
     integer: Lower | None = None  # on the integer tensors themselves
     int_reference: Reference | None = None  # on the integer arrays, exact
     check: Callable[[OperatorDesc], None] | None = None  # the page's rules beyond the family's
+    # `dml` target: the ONNX node(s) the DirectML EP maps back onto this operator, on the inputs
+    # in their own type (None where a desc's values have no such node: dml_node's `when`)
+    dml: Callable[[GraphBuilder, list[str], dict[str, Any]], str | None] | None = None
+
+
+def dml_node(
+    op: str, when: Callable[[dict[str, Any]], bool] | None = None, label: str = "T", **attrs: Any
+) -> Callable[..., str | None]:
+    """Row.dml: the single ONNX node `op` that the DirectML EP turns back into the operator
+    (onnxruntime's DmlOperatorElementWise.cpp), where it registers `op` for the inputs' type (type
+    constraint `label`) at the graph's opset (dml_ep.takes) and `when(params)` holds."""
+
+    def lower(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str | None:
+        dtype: dtypes.DataType = p["__dtype__"]
+        if when is not None and not when(p):
+            return None
+        if not dml_ep.takes(op, b.opset, **{label: onnx_type_name(dtype.onnx)}):
+            return None
+        return b.node(op, xs, op.lower(), DML_NODE_DOC, **attrs)
+
+    return lower
 
 
 def _unary(op: str, doc: str) -> Lower:
@@ -138,8 +161,11 @@ def _saturating_narrow_reference(f: Callable[[np.ndarray], np.ndarray]) -> Refer
 
 
 def _float_sign(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
-    # ONNX Runtime's CPU Sign keeps a FLOAT32 NaN (and zeroes a FLOAT16 one): select 0 for it
+    # ONNX Runtime's CPU Sign keeps a FLOAT32 NaN (and zeroes a FLOAT16 one): select 0 for it,
+    # but where the target's EP gives 0 already (one kernel instead of three on the CUDA EP)
     x = xs[0]
+    if b.target.sign_of_nan_is_zero:
+        return b.node("Sign", [x], "sign", "sign(x), 0 for NaN on this EP")
     number = b.node("Equal", [x, x], "not_nan", "x == x: false for NaN only")
     sign = b.node("Sign", [x], "sign", "sign(x)")
     return b.node("Where", [number, sign, b.scalar(0.0, F32, "zero")], "sign_or_zero", "0 for NaN")
@@ -190,9 +216,10 @@ def _round_reference(xs: list[np.ndarray], p: dict[str, Any]) -> np.ndarray:
         return np.where(x < 0, -f, f)
 
 
-def _float_math(onnx_op: str, formula: str, f: Callable[..., np.ndarray]) -> Row:
-    """A FLOAT32/FLOAT16-only function of one input with its own ONNX op (every EP has these)."""
-    return Row(f"f(x) = {formula}", _unary(onnx_op, formula), _ufunc(f))
+def _float_math(onnx_op: str, formula: str, f: Callable[..., np.ndarray], dml: bool = True) -> Row:
+    """A FLOAT32/FLOAT16-only function of one input with its own ONNX op (every EP has these),
+    which the DirectML EP maps back onto the operator unless `dml` is False."""
+    return Row(f"f(x) = {formula}", _unary(onnx_op, formula), _ufunc(f), dml=dml_node(onnx_op) if dml else None)
 
 
 ROWS: dict[str, Row] = {
@@ -203,6 +230,7 @@ ROWS: dict[str, Row] = {
         half_exact=True,
         integer=lambda b, xs, p: xs[0],
         int_reference=lambda xs, p: xs[0],
+        dml=dml_node("Identity"),
     ),
     "ELEMENT_WISE_ABS": Row(
         "f(x) = abs(x)",
@@ -211,6 +239,7 @@ ROWS: dict[str, Row] = {
         half_exact=True,
         integer=_saturating_narrow_int("Abs", "abs(x)"),
         int_reference=_saturating_narrow_reference(np.abs),
+        dml=dml_node("Abs"),
     ),
     "ELEMENT_WISE_ADD": Row(
         "f(a, b) = a + b",
@@ -219,6 +248,7 @@ ROWS: dict[str, Row] = {
         half_exact=True,
         integer=_int_in("Add", "a + b, wrapping"),
         int_reference=_wrapping(lambda a, b: a + b),
+        dml=dml_node("Add"),
     ),
     "ELEMENT_WISE_EXP": _float_math("Exp", "exp(x)", np.exp),
     "ELEMENT_WISE_LOG": _float_math("Log", "log(x)", np.log),
@@ -227,10 +257,16 @@ ROWS: dict[str, Row] = {
     "ELEMENT_WISE_CEIL": _float_math("Ceil", "ceil(x)", np.ceil),
     "ELEMENT_WISE_FLOOR": _float_math("Floor", "floor(x)", np.floor),
     "ELEMENT_WISE_ERF": _float_math("Erf", "erf(x)", np.vectorize(math.erf, otypes=[np.float64])),
-    "ELEMENT_WISE_TANH": _float_math("Tanh", "tanh(x)", np.tanh),
+    # the DirectML EP maps Tanh onto ACTIVATION_TANH, another operator
+    "ELEMENT_WISE_TANH": _float_math("Tanh", "tanh(x)", np.tanh, dml=False),
     "ELEMENT_WISE_SIN": _float_math("Sin", "sin(x)", np.sin),
     "ELEMENT_WISE_COS": _float_math("Cos", "cos(x)", np.cos),
-    "ELEMENT_WISE_ROUND": Row("f(x) = round(x) in RoundingMode", _round, _round_reference),
+    "ELEMENT_WISE_ROUND": Row(
+        "f(x) = round(x) in RoundingMode",
+        _round,
+        _round_reference,
+        dml=dml_node("Round", when=lambda p: p["RoundingMode"] == "HALVES_TO_NEAREST_EVEN"),
+    ),
     "ELEMENT_WISE_NEGATE": Row(
         "f(x) = -x",
         _unary("Neg", "-x"),
@@ -238,6 +274,7 @@ ROWS: dict[str, Row] = {
         half_exact=True,
         integer=_saturating_narrow_int("Neg", "-x"),
         int_reference=_saturating_narrow_reference(np.negative),
+        dml=dml_node("Neg"),
     ),
     "ELEMENT_WISE_SIGN": Row(
         "f(x) = sign(x): -1, 0 or 1; 0 for NaN (what DirectML computes; the page is silent)",
@@ -245,6 +282,7 @@ ROWS: dict[str, Row] = {
         _ufunc(lambda x: np.where(np.isnan(x), 0.0, np.sign(x))),
         integer=_sign_int,
         int_reference=_ufunc(np.sign),
+        dml=dml_node("Sign"),
     ),
 }
 
@@ -302,11 +340,12 @@ class Family:
 
     def validate(self, desc: OperatorDesc) -> None:
         names = tensor_names(desc)
-        for name in names:
+        for name in names[1:]:  # the inputs agree (the later one is named), then the output with them
             common.check_same_type(desc, name, names[0])
-            common.check_same_sizes(desc, name, "OutputTensor")
+            common.check_same_sizes(desc, name, names[0])
+        common.check_same_sizes(desc, desc.output, names[0])
         if self.same_output_type:
-            common.check_same_type(desc, "OutputTensor", names[0])
+            common.check_same_type(desc, desc.output, names[0])
         activation = desc.values.get("FusedActivation")
         if activation is not None:
             activations.validate(activation)
@@ -320,10 +359,14 @@ class Family:
 
     def lower(self, desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         row, names = self.rows[desc.schema.name], tensor_names(desc)
-        dtype, out = desc.tensor(names[0]).data_type, desc.tensor("OutputTensor").data_type
+        dtype, out = desc.tensor(names[0]).data_type, desc.tensor(desc.output).data_type
         xs = [inputs[n] for n in names]
         p = _params(desc)
         scale_bias, activation = desc.values.get("ScaleBias"), desc.values.get("FusedActivation")
+        if b.target.dml_nodes and row.dml is not None and scale_bias is None and activation is None:
+            y = row.dml(b, xs, p)
+            if y is not None:
+                return y
         if not dtype.is_float:
             assert row.integer is not None, f"{desc.schema.name}: the table takes {dtype} but the row has no integer lowering"
             if scale_bias is not None:  # in FLOAT32, then into the type as DirectML converts (measured)
@@ -342,7 +385,7 @@ class Family:
 
     def reference(self, desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
         row, names = self.rows[desc.schema.name], tensor_names(desc)
-        dtype, out = desc.tensor(names[0]).data_type, desc.tensor("OutputTensor").data_type
+        dtype, out = desc.tensor(names[0]).data_type, desc.tensor(desc.output).data_type
         xs = [inputs[n] for n in names]
         p = _params(desc)
         scale_bias = desc.values.get("ScaleBias")

@@ -30,6 +30,7 @@ from . import activations, common
 
 F32 = dtypes.FLOAT32
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
+BROADCASTS = True  # lower() takes inputs of size 1 where a buffer input repeats (lowering.py)
 
 
 def validate(desc: OperatorDesc) -> None:

@@ -24,13 +24,15 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
+from .. import dml_ep, dtypes
+from ..builder import GraphBuilder, onnx_type_name
+from ..targets import DML_NODE_DOC
 from . import common
-from .element_wise import Family, Row, _binary, _int_in, _ufunc, _wrapping, wrap_to
+from .element_wise import Family, Row, _binary, _int_in, _ufunc, _wrapping, dml_node, wrap_to
 
 F32 = dtypes.FLOAT32
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
+BROADCASTS = True  # lower() takes inputs of size 1 where a buffer input repeats (lowering.py)
 
 
 # -- integer helpers: values in the compute type (INT32 for 8/16-bit types) -----------------------
@@ -263,21 +265,36 @@ def _clamp(names: tuple[str, ...]) -> tuple[Any, Any, Any, Any]:
     return lower, reference, integer, int_reference
 
 
-def _check_min_max_type(desc: Any) -> None:
+def check_min_max_type(desc: Any) -> None:
+    """CLIP1's and CLIP_GRAD1's rule: the scalar unions' MinMaxDataType is the output's DataType."""
     from ..errors import ModelError
 
-    out = desc.tensor("OutputTensor").data_type.name
+    out = desc.tensor(desc.output).data_type.name
     if desc["MinMaxDataType"] != out:
-        raise ModelError(desc.at("MinMaxDataType"), f"must match OutputTensor.DataType ({out}), not {desc['MinMaxDataType']}")
+        raise ModelError(desc.at("MinMaxDataType"), f"must match {desc.output}.DataType ({out}), not {desc['MinMaxDataType']}")
+
+
+def _dml_clip(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str | None:
+    """Clip with its bounds as constants in the input's type, which the DirectML EP maps back onto
+    ELEMENT_WISE_CLIP (floats: an integer tensor's FLOAT bounds are DirectML's to convert)."""
+    dtype: dtypes.DataType = p["__dtype__"]
+    if not dtype.is_float or not dml_ep.takes("Clip", b.opset, T=onnx_type_name(dtype.onnx)):
+        return None
+    with np.errstate(over="ignore"):  # a bound beyond FLOAT16's range is its infinity: the same clamp
+        lo, hi = (b.scalar(float(v), dtype, n.lower()) for v, n in zip(_bounds(p, ("Min", "Max")), ("Min", "Max"), strict=True))
+    return b.node("Clip", [xs[0], lo, hi], "clip", DML_NODE_DOC)
 
 
 def _clamp_row(formula: str, names: tuple[str, ...], check: Any = None) -> Row:
     lower, reference, integer, int_reference = _clamp(names)
-    return Row(formula, lower, reference, integer=integer, int_reference=int_reference, check=check)
+    dml = _dml_clip if len(names) == 2 else None
+    return Row(formula, lower, reference, integer=integer, int_reference=int_reference, check=check, dml=dml)
 
 
 ROWS: dict[str, Row] = {
-    "ELEMENT_WISE_ADD1": Row("f(a, b) = FusedActivation(a + b)", _binary("Add", "a + b"), _ufunc(np.add), half_exact=True),
+    "ELEMENT_WISE_ADD1": Row(
+        "f(a, b) = FusedActivation(a + b)", _binary("Add", "a + b"), _ufunc(np.add), half_exact=True, dml=dml_node("Add")
+    ),
     "ELEMENT_WISE_SUBTRACT": Row(
         "f(a, b) = a - b",
         _binary("Sub", "a - b"),
@@ -285,6 +302,7 @@ ROWS: dict[str, Row] = {
         half_exact=True,
         integer=_int_in("Sub", "a - b, wrapping"),
         int_reference=_wrapping(lambda a, b: a - b),
+        dml=dml_node("Sub"),
     ),
     "ELEMENT_WISE_MULTIPLY": Row(
         "f(a, b) = a * b",
@@ -293,6 +311,7 @@ ROWS: dict[str, Row] = {
         half_exact=True,
         integer=_int_in("Mul", "a * b, wrapping"),
         int_reference=_wrapping(lambda a, b: a * b),
+        dml=dml_node("Mul"),
     ),
     "ELEMENT_WISE_DIVIDE": Row(
         "f(a, b) = a / b",
@@ -300,6 +319,7 @@ ROWS: dict[str, Row] = {
         _ufunc(np.divide),
         integer=_divide_int,
         int_reference=_int_division("div"),
+        dml=dml_node("Div"),
     ),
     "ELEMENT_WISE_MAX": Row(
         "f(a, b) = max(a, b)",
@@ -308,6 +328,7 @@ ROWS: dict[str, Row] = {
         half_exact=True,
         integer=_extreme_int(maximum=True),
         int_reference=_ufunc(np.maximum),
+        dml=dml_node("Max"),
     ),
     "ELEMENT_WISE_MIN": Row(
         "f(a, b) = min(a, b)",
@@ -316,6 +337,7 @@ ROWS: dict[str, Row] = {
         half_exact=True,
         integer=_extreme_int(maximum=False),
         int_reference=_ufunc(np.minimum),
+        dml=dml_node("Min"),
     ),
     "ELEMENT_WISE_MEAN": Row(
         "f(a, b) = (a + b) / 2",
@@ -329,6 +351,7 @@ ROWS: dict[str, Row] = {
         _ufunc(lambda a, b: (a + b) / 2),
         integer=_mean_int,
         int_reference=_mean_reference,
+        dml=dml_node("Mean"),
     ),
     "ELEMENT_WISE_DIFFERENCE_SQUARE": Row(
         "f(a, b) = (a - b)^2",
@@ -343,6 +366,7 @@ ROWS: dict[str, Row] = {
         _float_modulus_reference(floor=False),
         integer=_modulus_int(floor=False),
         int_reference=_int_division("trunc"),
+        dml=dml_node("Mod", fmod=1),
     ),
     "ELEMENT_WISE_MODULUS_FLOOR": Row(
         "f(a, b) = a - floor(a / b) * b",
@@ -350,9 +374,10 @@ ROWS: dict[str, Row] = {
         _float_modulus_reference(floor=True),
         integer=_modulus_int(floor=True),
         int_reference=_int_division("floor"),
+        dml=dml_node("Mod", when=lambda p: not p["__dtype__"].is_float, fmod=0),  # ONNX: fmod=0 on integers only
     ),
     "ELEMENT_WISE_CLIP": _clamp_row("f(x) = max(min(x, Max), Min)", ("Min", "Max")),
-    "ELEMENT_WISE_CLIP1": _clamp_row("f(x) = max(min(x, Max), Min)", ("Min", "Max"), check=_check_min_max_type),
+    "ELEMENT_WISE_CLIP1": _clamp_row("f(x) = max(min(x, Max), Min)", ("Min", "Max"), check=check_min_max_type),
     "ELEMENT_WISE_THRESHOLD": _clamp_row("f(x) = max(x, Min)", ("Min",)),
 }
 

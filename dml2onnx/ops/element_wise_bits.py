@@ -44,6 +44,7 @@ from . import common
 from .element_wise import Family, Row, tensor_names
 
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
+BROADCASTS = True  # lower() takes inputs of size 1 where a buffer input repeats (lowering.py)
 # Data types the pages list that dml2onnx refuses (BitsFamily.validate says why); `dml2onnx ops` and
 # its examples leave them out.
 NOT_LOWERED_TYPES = ("FLOAT64",)

@@ -24,14 +24,16 @@ from typing import Any
 import numpy as np
 from onnx import TensorProto
 
-from .. import dtypes
-from ..builder import GraphBuilder
+from .. import dml_ep, dtypes
+from ..builder import GraphBuilder, onnx_type_name
 from ..desc import OperatorDesc
+from ..targets import DML_NODE_DOC
 from . import common
-from .element_wise import Family, Lower, Row, _binary, _ufunc, tensor_names
+from .element_wise import Family, Lower, Row, _binary, _ufunc, dml_node, tensor_names
 
 BOOL = TensorProto.BOOL  # not a DirectML type: only inside the graph
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
+BROADCASTS = True  # lower() takes inputs of size 1 where a buffer input repeats (lowering.py)
 
 
 def _compare_int(op: str, doc: str) -> Lower:
@@ -53,6 +55,7 @@ def _comparison(formula: str, onnx_op: str, f: Any) -> Row:
         _ufunc(f),
         integer=_compare_int(onnx_op, f"{formula}, exact"),
         int_reference=_ufunc(f),
+        dml=dml_node(onnx_op),
     )
 
 
@@ -76,10 +79,17 @@ def _logical(onnx_op: str, formula: str, f: Any) -> Row:
     )
 
 
-def _is_infinity(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
+def _is_infinity(b: GraphBuilder, xs: list[str], p: dict[str, Any], doc: str = "") -> str:
     mode = p.get("InfinityMode", "EITHER")
     attrs = {"detect_positive": int(mode != "NEGATIVE"), "detect_negative": int(mode != "POSITIVE")}
-    return b.node("IsInf", xs, "isinf", f"isinf(x), InfinityMode {mode}", **attrs)
+    return b.node("IsInf", xs, "isinf", doc or f"isinf(x), InfinityMode {mode}", **attrs)
+
+
+def _dml_is_infinity(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str | None:
+    """IsInf on the input's own type, where the DirectML EP registers it (FLOAT only)."""
+    if not dml_ep.takes("IsInf", b.opset, T1=onnx_type_name(p["__dtype__"].onnx)):
+        return None
+    return _is_infinity(b, xs, p, DML_NODE_DOC)
 
 
 def _is_infinity_reference(xs: list[np.ndarray], p: dict[str, Any]) -> np.ndarray:
@@ -97,8 +107,18 @@ ROWS: dict[str, Row] = {
     "ELEMENT_WISE_LOGICAL_OR": _logical("Or", "a || b", np.logical_or),
     "ELEMENT_WISE_LOGICAL_XOR": _logical("Xor", "a != b (as truth values)", np.logical_xor),
     "ELEMENT_WISE_LOGICAL_NOT": _logical("Not", "!x", np.logical_not),
-    "ELEMENT_WISE_IS_NAN": Row("f(x) = isnan(x)", lambda b, xs, p: b.node("IsNaN", xs, "isnan", "isnan(x)"), _ufunc(np.isnan)),
-    "ELEMENT_WISE_IS_INFINITY": Row("f(x) = isinf(x) with the sign InfinityMode asks", _is_infinity, _is_infinity_reference),
+    "ELEMENT_WISE_IS_NAN": Row(
+        "f(x) = isnan(x)",
+        lambda b, xs, p: b.node("IsNaN", xs, "isnan", "isnan(x)"),
+        _ufunc(np.isnan),
+        dml=dml_node("IsNaN", label="T1"),
+    ),
+    "ELEMENT_WISE_IS_INFINITY": Row(
+        "f(x) = isinf(x) with the sign InfinityMode asks",
+        _is_infinity,
+        _is_infinity_reference,
+        dml=_dml_is_infinity,
+    ),
 }
 
 

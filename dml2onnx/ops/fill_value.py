@@ -18,6 +18,8 @@ from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..errors import ModelError
+from ..schema import OperatorSchema
+from . import common
 
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
 ROWS = ("FILL_VALUE_CONSTANT", "FILL_VALUE_SEQUENCE")
@@ -77,3 +79,11 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     if t.is_signed:
         values = [v - (1 << bits) if v >= 1 << (bits - 1) else v for v in values]
     return np.array(values, dtype=object).astype(t.numpy).reshape(sizes)
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: each output type, its scalar unions 1."""
+    return [
+        {"OutputTensor": common.example_tensor(t, [2, 3, 4, 5]), "ValueDataType": t} | dict.fromkeys(SCALARS[op.name], 1)
+        for t in common.example_types(op, "OutputTensor")
+    ]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ..desc import OperatorDesc
 from ..errors import ModelError
+from ..schema import OperatorSchema
 from . import common, hardmax1
 
 CANDIDATES = ("in_place",)  # one axis, the last: HARDMAX1's other candidates build the same graph
@@ -34,3 +35,11 @@ def check_effective_rank(desc: OperatorDesc) -> None:
             f"InputTensor of DML_{desc.schema.name} must have an effective rank no greater than 2 (DimensionCount "
             f"excluding leftmost dimensions of size 1), not {rank} for Sizes {list(sizes)}",
         )
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: a [3, 8] tensor of each type (one axis, the last)."""
+    return [
+        {"InputTensor": common.example_tensor(t, [3, 8]), "OutputTensor": common.example_tensor(t, [3, 8])}
+        for t in common.example_types(op, "InputTensor")
+    ]

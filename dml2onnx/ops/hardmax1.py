@@ -10,6 +10,7 @@ import numpy as np
 from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
+from ..schema import OperatorSchema
 from . import argmax, common
 
 # The candidate lowerings (choices.py): ARGMAX's searches for the maximum (argmax.CANDIDATES),
@@ -170,3 +171,12 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     out = np.zeros(flat.shape, dtype=x.dtype)
     out[np.arange(flat.shape[0]), np.argmax(flat, axis=1)] = 1  # np.argmax: first maximum
     return common.unmerge_reference(out, plan)
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: each type over the last axis and over two axes, of a rank-4 tensor."""
+    out = []
+    for t in common.example_types(op, "InputTensor"):
+        io = {"InputTensor": common.example_tensor(t, [2, 3, 4, 5]), "OutputTensor": common.example_tensor(t, [2, 3, 4, 5])}
+        out += [{**io, "AxisCount": len(a), "Axes": a} for a in ([3], [1, 3])]
+    return out

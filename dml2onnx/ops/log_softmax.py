@@ -8,6 +8,7 @@ from . import hardmax, log_softmax1
 validate = hardmax.validate  # effective rank at most 2; same DataType and Sizes
 lower = log_softmax1.lower  # over hardmax1.reduced_axes: the last dimension
 reference = log_softmax1.reference
+examples = hardmax.examples
 
 
 # log_softmax1's candidates but last_axis (one axis, the last: in_place's graph); all apply

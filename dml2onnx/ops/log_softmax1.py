@@ -22,6 +22,7 @@ validate = hardmax1.validate  # same tensor rules, types and axes rules as HARDM
 # Log/Sub over the axes where they are, with no Transpose (reduce_chain), or that chain over
 # trailing axes cut into chunks, each reduction over every chunk, then over the chunks
 # (chunked_chain).
+examples = hardmax1.examples  # the same example descs
 CANDIDATES = ("in_place", "argmax_max", "last_axis", "reduce_chain", "chunked_chain")
 
 

@@ -18,6 +18,7 @@ from .. import dtypes, featurelevels
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..errors import ModelError
+from ..schema import OperatorSchema
 from . import activations, common
 
 TENSORS = ("InputTensor", "ScaleTensor", "BiasTensor", "OutputTensor")
@@ -278,3 +279,27 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     if desc["FusedActivation"] is not None:
         y = activations.reference(y, desc["FusedActivation"])
     return y.astype(inputs["InputTensor"].dtype)
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: each type, with ScaleTensor, BiasTensor and a fused RELU, over H and W."""
+    out = []
+    for t in common.example_types(op, "InputTensor"):
+        x = common.example_tensor(t, [2, 3, 4, 5])
+        desc: common.Example = {
+            "InputTensor": x,
+            "ScaleTensor": {**x, "Sizes": [1, 3, 1, 1]},
+            "BiasTensor": {**x, "Sizes": [1, 3, 1, 1]},
+            "OutputTensor": x,
+            "Epsilon": 1e-5,
+            "FusedActivation": {"Type": "ACTIVATION_RELU"},
+        }
+        if op.name == "MEAN_VARIANCE_NORMALIZATION":
+            out.append({**desc, "CrossChannel": False, "NormalizeVariance": True})
+            continue
+        desc |= {"AxisCount": 2, "Axes": [2, 3]}
+        if op.name == "MEAN_VARIANCE_NORMALIZATION1":
+            out.append({**desc, "NormalizeVariance": True})
+        else:
+            out.append({**desc, "UseMean": True, "UseVariance": True})
+    return out

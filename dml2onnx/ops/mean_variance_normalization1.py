@@ -5,6 +5,6 @@ which this operator generalizes: Axes {2, 3} is CrossChannel FALSE, {1, 2, 3} TR
 
 from __future__ import annotations
 
-from .mean_variance_normalization import CANDIDATES, DML_PREFERENCE, applies, lower, reference, validate
+from .mean_variance_normalization import CANDIDATES, DML_PREFERENCE, applies, examples, lower, reference, validate
 
-__all__ = ["CANDIDATES", "DML_PREFERENCE", "applies", "lower", "reference", "validate"]
+__all__ = ["CANDIDATES", "DML_PREFERENCE", "applies", "examples", "lower", "reference", "validate"]

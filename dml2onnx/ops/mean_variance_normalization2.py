@@ -9,6 +9,6 @@ then FusedActivation, over the joint Axes. The lowering is shared (mean_variance
 
 from __future__ import annotations
 
-from .mean_variance_normalization import CANDIDATES, DML_PREFERENCE, applies, lower, reference, validate
+from .mean_variance_normalization import CANDIDATES, DML_PREFERENCE, applies, examples, lower, reference, validate
 
-__all__ = ["CANDIDATES", "DML_PREFERENCE", "applies", "lower", "reference", "validate"]
+__all__ = ["CANDIDATES", "DML_PREFERENCE", "applies", "examples", "lower", "reference", "validate"]

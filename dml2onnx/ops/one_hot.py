@@ -10,7 +10,7 @@ from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..errors import ModelError
-from ..schema import OPERATORS
+from ..schema import OPERATORS, OperatorSchema
 from . import common
 
 INDEX_TYPES = OPERATORS["ONE_HOT"].types("IndicesTensor")
@@ -116,3 +116,17 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     positions = np.arange(depth).reshape([depth if i == axis else 1 for i in range(out.rank)])
     hit = (idx == positions) & (idx >= 0) & (idx < depth)
     return np.where(hit, values[1], values[0]).astype(out.data_type.numpy)
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: each index type with each value type."""
+    return [
+        {
+            "IndicesTensor": common.example_tensor(t, [3, 1]),
+            "ValuesTensor": common.example_tensor(values, [1, 2]),
+            "OutputTensor": common.example_tensor(values, [3, 4]),
+            "Axis": 1,
+        }
+        for t in common.example_types(op, "IndicesTensor")
+        for values in common.example_types(op, "ValuesTensor")
+    ]

@@ -24,6 +24,7 @@ import numpy as np
 from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
+from ..schema import OperatorSchema, SupportTable
 from . import common
 from .argmax import arg_index, lower_arg
 
@@ -183,3 +184,34 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
         y = _wrap(_INTEGER_REFERENCE[function](flat.astype(object)), x.dtype)
     with np.errstate(over="ignore"):  # a FLOAT64 result beyond the FLOAT32/FLOAT16 range becomes inf
         return y.astype(out.data_type.numpy).reshape(out.sizes)
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: every function of the page's newest table for it, with every input type."""
+    out = []
+    for table in newest_per_function_group(op):
+        for function in table.functions:
+            arg = function in ("ARGMAX", "ARGMIN")
+            index = table.tensors["OutputTensor"].types[0].name
+            for d in table.tensors["InputTensor"].types:
+                out.append(
+                    {
+                        "Function": function,
+                        "InputTensor": common.example_tensor(d.name, [3, 8]),
+                        "OutputTensor": common.example_tensor(index if arg else d.name, [3, 1]),
+                        "AxisCount": 1,
+                        "Axes": [1],
+                    }
+                )
+    return out
+
+
+def newest_per_function_group(op: OperatorSchema) -> list[SupportTable]:
+    """The newest table of each function group (REDUCE's page has one group per set of functions)."""
+    seen: set[tuple[str, ...]] = set()
+    out = []
+    for t in op.support:
+        if t.functions not in seen:
+            seen.add(t.functions)
+            out.append(t)
+    return out

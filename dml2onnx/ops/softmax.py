@@ -8,5 +8,6 @@ from . import hardmax, softmax1
 validate = hardmax.validate  # effective rank at most 2; same DataType and Sizes
 lower = softmax1.lower  # over hardmax1.reduced_axes: the last dimension
 reference = softmax1.reference
+examples = hardmax.examples
 CANDIDATES = ("in_place", "reduce_chain")  # one axis, the last: last_axis is in_place
 applies = softmax1.applies

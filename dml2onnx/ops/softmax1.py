@@ -14,6 +14,7 @@ validate = hardmax1.validate  # same tensor rules, types and axes rules as HARDM
 
 # The candidate lowerings (choices.py): Softmax over the merged axes (in_place), or after moving
 # them last (last_axis), or ReduceMax/Sub/Exp/ReduceSum/Div where they are (reduce_chain).
+examples = hardmax1.examples  # the same example descs
 CANDIDATES = ("in_place", "last_axis", "reduce_chain")
 
 

@@ -1,0 +1,296 @@
+"""ELEMENT_WISE_POW and ELEMENT_WISE_CONSTANT_POW (dml2onnx/ops/element_wise_pow.py): by hand, what
+DirectML's own API computed (floats' special cases, integer wrapping and saturation, ScaleBias on
+both of POW's inputs), the `dml` target's nodes, validation, and properties over random shapes,
+types and special values against the numpy reference. The matrix (tests/matrix_element_wise_pow.py)
+runs them on every EP present and through DirectML's API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dml2onnx import dml_ep, lowering, schema
+from dml2onnx.errors import format_path
+from dml2onnx.ops import element_wise_pow
+from strategies import SEEDS, shapes, with_specials
+from support import EPS, assert_matches_reference, lowered_and_reference, make_desc, refusal, tensor
+
+NAN, INF = float("nan"), float("inf")
+
+
+def pow_fields(dtype: str, shape: tuple[int, ...] | list[int], **extra: Any) -> dict[str, Any]:
+    return {n: tensor(dtype, shape) for n in ("InputTensor", "ExponentTensor", "OutputTensor")} | extra
+
+
+def power(dtype: str, x: list[Any], e: list[Any], **extra: Any) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.array(x, dtype=dtype.lower()), np.array(e, dtype=dtype.lower())
+    return lowered_and_reference(
+        "cpu", "ELEMENT_WISE_POW", pow_fields(dtype, a.shape, **extra), {"InputTensor": a, "ExponentTensor": b}
+    )
+
+
+def constant_power(dtype: str, x: list[float], exponent: float, **extra: Any) -> tuple[np.ndarray, np.ndarray]:
+    a = np.array(x, dtype=dtype.lower())
+    fields = {"InputTensor": tensor(dtype, a.shape), "OutputTensor": tensor(dtype, a.shape), "Exponent": exponent, **extra}
+    return lowered_and_reference("cpu", "ELEMENT_WISE_CONSTANT_POW", fields, {"InputTensor": a})
+
+
+def same_bits(got: np.ndarray, want: list[float]) -> bool:
+    """Equal values, NaN for NaN, and the same sign of zero."""
+    w = np.array(want, dtype=got.dtype)
+    return bool(np.all(((got == w) & (np.signbit(got) == np.signbit(w))) | (np.isnan(got) & np.isnan(w))))
+
+
+# -- by hand: what DirectML's API computed (onnxruntime-directml 1.24.4 under Wine) ----------------
+
+# (x, e, DirectML's x ** e) where IEEE's pow (numpy, ONNX Runtime's Pow) differs, and some where it agrees
+FLOAT_SPECIALS = [
+    (0.0, 0.0, 0.0),  # IEEE 1: a zero base gives +0 for every exponent
+    (-0.0, 0.0, 0.0),
+    (0.0, -1.0, 0.0),  # IEEE inf
+    (-0.0, -3.0, 0.0),  # IEEE -inf
+    (-0.0, 3.0, 0.0),  # IEEE -0
+    (0.0, NAN, 0.0),
+    (0.0, -INF, 0.0),
+    (1.0, INF, NAN),  # IEEE 1: e * log|x| = inf * 0 is NaN
+    (1.0, NAN, NAN),
+    (INF, 0.0, NAN),
+    (NAN, 0.0, NAN),
+    (-INF, 0.0, NAN),
+    (-1.0, INF, NAN),  # a negative base needs a finite integer exponent
+    (-2.0, -INF, NAN),
+    (-INF, 0.5, NAN),  # IEEE inf
+    (-8.0, 1.0 / 3.0, NAN),
+    (-1.0, 1e10, -1.0),  # even, but >= 2**31: INT32 2**31 - 1 after Direct3D's saturating conversion, odd
+    (-2.0, 2.0**31, -INF),
+    (-0.5, 1e10, -0.0),
+    (-1.0, -1e10, 1.0),  # <= -2**31: INT32's minimum, even
+    (-1.0, 16777215.0, -1.0),
+    (-2.0, 3.0, -8.0),
+    (-2.0, -1.0, -0.5),
+    (2.0, 0.5, 1.4142135),
+    (INF, -1.0, 0.0),
+    (-INF, 3.0, -INF),
+    (-INF, -1.0, -0.0),
+    (0.5, INF, 0.0),
+    (2.0, -INF, 0.0),
+    (NAN, 1.0, NAN),
+    (9.0, 3.0, 729.0),  # DirectML: 729.0002 (exp2/log2-like), within tolerances.py
+]
+
+
+@pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16"])
+def test_float_special_cases_as_directml(dtype: str) -> None:
+    x, e, want = zip(*FLOAT_SPECIALS, strict=True)
+    if dtype == "FLOAT16":  # beyond FLOAT16: 1e10 and 2**31 are inf, 16777215 is 16777216
+        keep = [i for i, v in enumerate(e) if abs(v) < 6e4 or not np.isfinite(v)]
+        x, e, want = ([s[i] for i in keep] for s in (x, e, want))
+    got, ref = power(dtype, list(x), list(e))
+    assert same_bits(ref, list(want)), ref
+    assert same_bits(got, list(want)), got
+
+
+def test_float16_results_past_its_range_are_infinite() -> None:
+    """inf as DirectML's FLOAT16 POW gives it; the lowering makes it in FLOAT16 arithmetic, since
+    the DirectML EP's Cast FLOAT32 -> FLOAT16 saturates at 65504."""
+    got, ref = power("FLOAT16", [6e4, -300.0, 255.0, 2.0, -2.0], [2.0, 3.0, 2.0, 16.0, 15.0])
+    want = [INF, -INF, 65024.0, INF, -32768.0]
+    assert same_bits(ref, want) and same_bits(got, want), got
+
+
+@pytest.mark.parametrize(
+    ("exponent", "want"),
+    [
+        (2.0, [0.0, 0.0, 4.0, 4.0, INF, INF, NAN, 1.0]),
+        (3.0, [0.0, 0.0, 8.0, -8.0, INF, -INF, NAN, 1.0]),
+        (0.5, [0.0, 0.0, 1.4142135, NAN, INF, NAN, NAN, 1.0]),
+        (-1.0, [0.0, 0.0, 0.5, -0.5, 0.0, -0.0, NAN, 1.0]),
+        (0.0, [0.0, 0.0, 1.0, 1.0, NAN, NAN, NAN, 1.0]),
+        (INF, [0.0, 0.0, INF, NAN, INF, NAN, NAN, NAN]),
+        (-INF, [0.0, 0.0, 0.0, NAN, 0.0, NAN, NAN, NAN]),
+        (NAN, [0.0, 0.0, NAN, NAN, NAN, NAN, NAN, NAN]),
+        (2.0**31, [0.0, 0.0, INF, -INF, INF, -INF, NAN, 1.0]),
+    ],
+)
+def test_constant_pow_as_directml(exponent: float, want: list[float]) -> None:
+    x = [0.0, -0.0, 2.0, -2.0, INF, -INF, NAN, 1.0]
+    got, ref = constant_power("FLOAT32", x, exponent)
+    assert same_bits(ref, want), ref
+    assert same_bits(got, want), got
+
+
+@pytest.mark.parametrize(
+    ("dtype", "x", "e", "want"),
+    [
+        # x ** e modulo 2**32; 0**0 = 1; e < 0: 1 / x**|e| truncated (0**-1 = 0)
+        (
+            "INT32",
+            [2, 2, 3, 3, 0, 0, 1, -1, -1, 2, -2147483648],
+            [31, 32, 20, 30, 0, -1, -7, -3, -2147483648, -1, 2],
+            [-2147483648, 0, -808182895, -1010140999, 1, 0, 1, -1, 1, 0, 0],
+        ),
+        ("UINT32", [2, 3, 65535, 4294967295], [31, 30, 2, 4294967295], [2147483648, 3284826297, 4294836225, 4294967295]),
+        # 8/16 bits: the same 32-bit result, saturated
+        ("INT8", [2, 2, 2, -2, 3, -128, 127], [7, 31, 32, 7, 30, 2, 3], [127, -128, 0, -128, -128, 127, 127]),
+        ("INT16", [2, -2, -32768, 3], [15, 15, 2, 31], [32767, -32768, 32767, 32767]),
+        ("UINT8", [2, 2, 16, 3, 0], [8, 32, 2, 5, 0], [255, 0, 255, 243, 1]),
+        ("UINT16", [2, 65535, 10], [16, 2, 32], [65535, 65535, 0]),
+    ],
+)
+def test_integer_powers_as_directml(dtype: str, x: list[int], e: list[int], want: list[int]) -> None:
+    got, ref = power(dtype, x, e)
+    assert got.tolist() == ref.tolist() == want
+
+
+def test_scale_bias_applies_to_the_exponent_too() -> None:
+    """pow(x * Scale + Bias, e * Scale + Bias): DirectML gave 27 = 3**3 for x = 1, e = 1."""
+    got, ref = power("FLOAT32", [1, 2, 3, 4], [1, 1, 2, 0.5], ScaleBias={"Scale": 2, "Bias": 1})
+    np.testing.assert_allclose(ref, [27, 125, 16807, 81])
+    np.testing.assert_allclose(got, ref, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "x", "e", "sb", "want"),
+    [
+        # g(x) saturates to 32 bits, not to the type: UINT8 128 * 2 = 256, and 256**8 = 0 (not 255**8 -> 255)
+        ("UINT8", [128, 128, 64, 3], [4, 2, 8, 1], (2.0, 0.0), [0, 0, 0, 36]),
+        # INT8: g(127) = -316, g(-2) = 5: (-316)**5 modulo 2**32 is positive, saturated to 127
+        ("INT8", [127, -128, 1], [-2, -3, 1], (-2.5, 0.75), [127, 0, -1]),
+        ("INT32", [1, 2, 100], [1, 1, 5], (-2.5, 0.75), [-1, 0, 0]),
+    ],
+)
+def test_integer_scale_bias_in_32_bits(dtype: str, x: list[int], e: list[int], sb: tuple[float, float], want: list[int]) -> None:
+    got, ref = power(dtype, x, e, ScaleBias={"Scale": sb[0], "Bias": sb[1]})
+    assert got.tolist() == ref.tolist() == want
+
+
+# -- targets ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"])
+def test_portable_graphs_run_on_the_directml_ep(dtype: str) -> None:
+    for target in ("portable", "dml"):
+        model = lowering.lower(make_desc("ELEMENT_WISE_POW", pow_fields(dtype, [2, 3])), "t", target=target)
+        assert dml_ep.check(model) == []
+        assert "Where" not in {n.op_type for n in model.graph.node} or dtype.startswith(("FLOAT", "INT"))
+
+
+def test_dml_target_emits_the_pow_node() -> None:
+    """The DirectML EP maps Pow back onto POW, and onto CONSTANT_POW when the exponent is a
+    one-element constant (DmlOperatorElementWise.cpp); types it has no Pow for, and ScaleBias,
+    keep the portable graph."""
+    nodes = lambda op, fields: [n.op_type for n in lowering.lower(make_desc(op, fields), "t", target="dml").graph.node]  # noqa: E731
+    for dtype in ("FLOAT32", "FLOAT16", "INT32"):
+        assert nodes("ELEMENT_WISE_POW", pow_fields(dtype, [4])) == ["Pow"]
+    for dtype in ("FLOAT32", "FLOAT16"):
+        fields = {"InputTensor": tensor(dtype, [4]), "OutputTensor": tensor(dtype, [4]), "Exponent": 0.5}
+        model = lowering.lower(make_desc("ELEMENT_WISE_CONSTANT_POW", fields), "t", target="dml")
+        assert [n.op_type for n in model.graph.node] == ["Pow"] and len(model.graph.initializer) == 1
+    assert len(nodes("ELEMENT_WISE_POW", pow_fields("INT8", [4]))) > 1
+    assert len(nodes("ELEMENT_WISE_POW", pow_fields("FLOAT32", [4], ScaleBias={"Scale": 2, "Bias": 0}))) > 1
+
+
+def test_constant_pow_needs_no_select_for_even_exponents() -> None:
+    """x**2 is one Pow: IEEE's answers are DirectML's there."""
+    for exponent in (2.0, 4.0, 2.0**30):
+        fields = {"InputTensor": tensor("FLOAT32", [4]), "OutputTensor": tensor("FLOAT32", [4]), "Exponent": exponent}
+        model = lowering.lower(make_desc("ELEMENT_WISE_CONSTANT_POW", fields), "t")
+        assert [n.op_type for n in model.graph.node] == ["Pow"]
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("op", "fields", "path", "text"),
+    [
+        (
+            "ELEMENT_WISE_POW",
+            pow_fields("FLOAT32", [2, 3]) | {"ExponentTensor": tensor("FLOAT16", [2, 3])},
+            "desc.ExponentTensor.DataType",
+            "same DataType",
+        ),
+        (
+            "ELEMENT_WISE_POW",
+            pow_fields("FLOAT32", [2, 3]) | {"ExponentTensor": tensor("FLOAT32", [3, 2])},
+            "desc.ExponentTensor.Sizes",
+            "same Sizes",
+        ),
+        ("ELEMENT_WISE_POW", pow_fields("INT64", [2, 3]), "desc.InputTensor.DataType", "must be"),
+        ("ELEMENT_WISE_POW", pow_fields("FLOAT32", [2, 3], ScaleBias={"Scale": 1}), "desc.ScaleBias.Bias", "required"),
+        (
+            "ELEMENT_WISE_CONSTANT_POW",
+            {"InputTensor": tensor("INT32", [2, 3]), "OutputTensor": tensor("INT32", [2, 3]), "Exponent": 2},
+            "desc.InputTensor.DataType",
+            "must be FLOAT32, FLOAT16",
+        ),
+        (
+            "ELEMENT_WISE_CONSTANT_POW",
+            {"InputTensor": tensor("FLOAT32", [2, 3]), "OutputTensor": tensor("FLOAT32", [2, 3])},
+            "desc.Exponent",
+            "required",
+        ),
+        (
+            "ELEMENT_WISE_CONSTANT_POW",
+            {"InputTensor": tensor("FLOAT32", [2, 3]), "OutputTensor": tensor("FLOAT16", [2, 3]), "Exponent": 2},
+            "desc.OutputTensor.DataType",
+            "",
+        ),
+    ],
+)
+def test_invalid(op: str, fields: dict[str, Any], path: str, text: str) -> None:
+    e = refusal(op, fields)
+    assert format_path(e.path) == path and text in str(e), str(e)
+
+
+# -- properties -----------------------------------------------------------------------------------
+
+FLOAT_POOL = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, 3.0, -3.0, np.inf, -np.inf, np.nan, 2.0**31]
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[str, dict[str, Any], dict[str, np.ndarray]]:
+    op = draw(st.sampled_from(sorted(element_wise_pow.ROWS)))
+    schema_op = schema.OPERATORS[op]
+    dtype = draw(st.sampled_from([d.name for d in schema_op.support[0].tensors["OutputTensor"].types]))
+    shape = draw(shapes())
+    rng = np.random.default_rng(draw(SEEDS))
+    np_type = np.dtype(dtype.lower())
+    names = [f.name for f in schema_op.fields if f.kind.name == "INPUT"]
+    feeds = {}
+    for n in names:
+        if np_type.kind == "f":
+            x = rng.standard_normal(shape) * draw(st.sampled_from([0.5, 3.0, 20.0]))
+            if n == "ExponentTensor" and draw(st.booleans()):
+                x = np.round(x)  # integer exponents: negative bases keep a value
+            x = with_specials(rng, x, FLOAT_POOL, 0.15)
+            with np.errstate(over="ignore"):  # 2**31 in FLOAT16: inf
+                feeds[n] = x.astype(np_type)
+        else:
+            info = np.iinfo(np_type)
+            if n == "ExponentTensor" and draw(st.booleans()):
+                feeds[n] = rng.integers(max(int(info.min), -5), 40, size=shape).astype(np_type)
+            else:
+                feeds[n] = rng.integers(info.min, int(info.max) + 1, size=shape, dtype=np_type, endpoint=False)
+    fields: dict[str, Any] = {n: tensor(dtype, shape) for n in [*names, "OutputTensor"]}
+    if op == "ELEMENT_WISE_CONSTANT_POW":
+        fields["Exponent"] = draw(st.one_of(st.sampled_from(FLOAT_POOL), st.floats(-8, 8, width=32)))
+    if draw(st.booleans()):
+        fields["ScaleBias"] = {"Scale": draw(st.floats(-4, 4, width=32)), "Bias": draw(st.floats(-4, 4, width=32))}
+    return op, fields, feeds
+
+
+@EPS
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases())
+def test_matches_reference(ep: str, case: tuple[str, dict[str, Any], dict[str, np.ndarray]]) -> None:
+    op, fields, feeds = case
+    assert_matches_reference(ep, op, fields, feeds)
+
+
+def test_rows_are_the_adopted_operators() -> None:
+    assert set(element_wise_pow.ROWS) == set(schema.ADOPTED["element_wise_pow"])
