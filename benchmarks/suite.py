@@ -44,6 +44,7 @@ class Case:
     torch_fn: Callable[[dict[str, Any]], Any]
     buffers: bool = False  # inputs are DirectML buffers (lowering's buffer_inputs): broadcasts stay compact
     torch_inputs: dict[str, np.ndarray] | None = None  # PyTorch's (shaped) inputs, where not `inputs`
+    flops: int = 0  # the operator's floating-point operations (GEMM, convolution): TFLOP/s too
 
 
 def t(dtype: str, sizes: tuple[int, ...] | list[int]) -> dict[str, Any]:
@@ -486,6 +487,117 @@ def schema_output(op: str) -> str:
     return OPERATORS[op].tensor_fields(Kind.OUTPUT)[0].name
 
 
+def gemm_cases(quick: bool) -> Iterator[Case]:
+    """GEMM at 4096 x 4096 x 4096 in FLOAT32 and FLOAT16, and batched (8 x 4 of 1024^3), against
+    PyTorch's matmul (cuBLAS), as TFLOP/s (2 M N K per matrix)."""
+    import torch
+
+    if "GEMM" not in OPERATORS:
+        return
+    rng = np.random.default_rng(5)
+    n = 2048 if quick else 4096
+    for label, batch, (m, k, nn), dtype in (
+        ("GEMM", (1, 1), (n, n, n), "FLOAT32"),
+        ("GEMM", (1, 1), (n, n, n), "FLOAT16"),
+        ("GEMM batched", (8, 4), (1024, 1024, 1024), "FLOAT32"),
+        ("GEMM batched", (8, 4), (1024, 1024, 1024), "FLOAT16"),
+    ):
+        npt = np.float16 if dtype == "FLOAT16" else np.float32
+        a = rng.standard_normal((*batch, m, k)).astype(npt)
+        b = rng.standard_normal((*batch, k, nn)).astype(npt)
+        fields = {
+            "ATensor": t(dtype, a.shape),
+            "BTensor": t(dtype, b.shape),
+            "OutputTensor": t(dtype, (*batch, m, nn)),
+            "TransA": "DML_MATRIX_TRANSFORM_NONE",
+            "TransB": "DML_MATRIX_TRANSFORM_NONE",
+            "Alpha": 1.0,
+            "Beta": 0.0,
+        }
+        yield Case(
+            f"{label} {'x'.join(map(str, (*batch, m, k, nn)))} {dtype.lower()}",
+            "GEMM",
+            m * nn * batch[0] * batch[1],
+            desc("GEMM", fields),
+            {"ATensor": a, "BTensor": b},
+            lambda v: torch.matmul(v["ATensor"], v["BTensor"]),
+            flops=2 * m * nn * k * batch[0] * batch[1],
+        )
+
+
+def convolution_cases(quick: bool) -> Iterator[Case]:
+    """Convolutions against PyTorch's (cuDNN), as TFLOP/s (2 x output elements x C/G x kernel
+    volume): a ResNet-50 3x3 layer, a 1x1 layer, a depthwise layer, a transposed convolution and a
+    3-D convolution."""
+    import torch.nn.functional as F
+
+    if "CONVOLUTION" not in OPERATORS:
+        return
+    rng = np.random.default_rng(6)
+    batch = 8 if quick else 32
+    layers = [
+        # label, input sizes, filter sizes, group, stride, padding, direction
+        ("3x3 (ResNet-50 conv3)", (batch, 128, 28, 28), (128, 128, 3, 3), 1, 1, 1, "FORWARD"),
+        ("1x1 (ResNet-50 conv2)", (batch, 256, 56, 56), (64, 256, 1, 1), 1, 1, 0, "FORWARD"),
+        ("depthwise 3x3", (batch, 256, 56, 56), (256, 1, 3, 3), 256, 1, 1, "FORWARD"),
+        ("transposed 2x2 stride 2", (batch, 128, 28, 28), (128, 64, 2, 2), 1, 2, 0, "BACKWARD"),
+        ("3-D 3x3x3", (batch // 4, 32, 16, 56, 56), (32, 32, 3, 3, 3), 1, 1, 1, "FORWARD"),
+    ]
+    for label, x_sizes, w_sizes, group, stride, pad, direction in layers:
+        spatial = len(x_sizes) - 2
+        x = rng.standard_normal(x_sizes).astype(np.float32)
+        w = (rng.standard_normal(w_sizes) * 0.1).astype(np.float32)
+        if direction == "FORWARD":
+            out_c = w_sizes[0]
+            out_sp = [(s + 2 * pad - k) // stride + 1 for s, k in zip(x_sizes[2:], w_sizes[2:], strict=True)]
+        else:
+            out_c = w_sizes[1] * group
+            out_sp = [(s - 1) * stride - 2 * pad + k for s, k in zip(x_sizes[2:], w_sizes[2:], strict=True)]
+        out_sizes = (x_sizes[0], out_c, *out_sp)
+        fields = {
+            "InputTensor": t("FLOAT32", x_sizes),
+            "FilterTensor": t("FLOAT32", w_sizes),
+            "OutputTensor": t("FLOAT32", out_sizes),
+            "Mode": "DML_CONVOLUTION_MODE_CROSS_CORRELATION",
+            "Direction": f"DML_CONVOLUTION_DIRECTION_{direction}",
+            "DimensionCount": spatial,
+            "Strides": [stride] * spatial,
+            "Dilations": [1] * spatial,
+            "StartPadding": [pad] * spatial,
+            "EndPadding": [pad] * spatial,
+            "OutputPadding": [0] * spatial,
+            "GroupCount": group,
+        }
+        macs_per_output = (w_sizes[1] if direction == "FORWARD" else x_sizes[1] // group) * int(np.prod(w_sizes[2:]))
+        if direction == "BACKWARD":  # each input element scatters into a kernel window
+            flops = 2 * int(np.prod(x_sizes)) * w_sizes[1] * int(np.prod(w_sizes[2:]))
+        else:
+            flops = 2 * int(np.prod(out_sizes)) * macs_per_output
+
+        def torch_conv(
+            v: dict[str, Any],
+            spatial: int = spatial,
+            stride: int = stride,
+            pad: int = pad,
+            group: int = group,
+            direction: str = direction,
+        ) -> Any:
+            if direction == "BACKWARD":
+                return F.conv_transpose2d(v["InputTensor"], v["FilterTensor"], stride=stride, padding=pad, groups=group)
+            conv = F.conv3d if spatial == 3 else F.conv2d
+            return conv(v["InputTensor"], v["FilterTensor"], stride=stride, padding=pad, groups=group)
+
+        yield Case(
+            f"CONVOLUTION {label} {'x'.join(map(str, x_sizes))} float32",
+            "CONVOLUTION",
+            int(np.prod(out_sizes)),
+            desc("CONVOLUTION", fields),
+            {"InputTensor": x, "FilterTensor": w},
+            torch_conv,
+            flops=flops,
+        )
+
+
 def time_torch(fn: Callable[[dict[str, Any]], Any], inputs: dict[str, np.ndarray], iterations: int) -> tuple[float, float]:
     import torch
 
@@ -512,6 +624,9 @@ def main() -> None:
     import torch
 
     ep = "cuda"
+    # Full FLOAT32 on both sides, as DirectML computes (runtime.py turns the CUDA EP's TF32 off)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
     copy = bench.copy_bandwidth(ep, 50)
     print(f"copy bandwidth {copy:.0f} GB/s", file=sys.stderr)
     results = []
@@ -559,6 +674,7 @@ def main() -> None:
                 "median_ms": timing.median_ms,
                 "min_ms": timing.min_ms,
                 "gb_per_s": timing.gb_per_s,
+                "tflops": case.flops / (timing.median_ms * 1e-3) / 1e12,
                 "lower_and_check_ms": lower_ms,
                 "session_ms": session_ms,
                 "nodes_off_gpu": len(session.nodes_off_ep()),
@@ -567,7 +683,12 @@ def main() -> None:
             gc.collect()
         try:
             median, minimum = time_torch(case.torch_fn, case.torch_inputs or case.inputs, args.iterations)
-            row["torch"] = {"median_ms": median, "min_ms": minimum, "gb_per_s": nbytes / (median * 1e-3) / 1e9}
+            row["torch"] = {
+                "median_ms": median,
+                "min_ms": minimum,
+                "gb_per_s": nbytes / (median * 1e-3) / 1e9,
+                "tflops": case.flops / (median * 1e-3) / 1e12,
+            }
         except Exception as e:
             row["torch"] = {"error": str(e)[:300]}
         torch.cuda.empty_cache()

@@ -150,8 +150,13 @@ def create(model: onnx.ModelProto, name: str, ep: str) -> Session:
     if ep == "dml":
         options.enable_mem_pattern = False
         options.execution_mode = rt.ExecutionMode.ORT_SEQUENTIAL
+    providers: list[str | tuple[str, dict[str, str]]] = [PROVIDERS[ep]]
+    if ep == "cuda":
+        # FLOAT32 MatMul, Gemm and Conv in full FLOAT32, as DirectML computes them: the CUDA EP
+        # would otherwise round their inputs to TF32 (10-bit mantissas) on Ampere and later GPUs
+        providers = [(PROVIDERS[ep], {"use_tf32": "0"})]
     try:
-        session = rt.InferenceSession(model.SerializeToString(), options, providers=[PROVIDERS[ep]])
+        session = rt.InferenceSession(model.SerializeToString(), options, providers=providers)
     except Exception as e:
         first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise RuntimeFailure(

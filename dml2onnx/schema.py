@@ -375,6 +375,10 @@ ADOPTED: dict[str, tuple[str, ...]] = {
         "ELEMENT_WISE_DEQUANTIZE_LINEAR",
         "ELEMENT_WISE_QUANTIZED_LINEAR_ADD",
     ),
+    "batch_normalization": ("BATCH_NORMALIZATION",),
+    "local_response_normalization": ("LOCAL_RESPONSE_NORMALIZATION",),
+    "lp_normalization": ("LP_NORMALIZATION",),
+    "pooling": ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "MAX_POOLING", "MAX_POOLING1"),
 }
 
 

@@ -26,15 +26,105 @@ class Tolerance:
         return self.rtol == 0 and self.atol == 0
 
 
+# BATCH_NORMALIZATION, LOCAL_RESPONSE_NORMALIZATION, LP_NORMALIZATION in FLOAT32 (FLOAT16 above): no
+# long accumulation (one element's formula; LRN's window sum of LocalSize or LocalSize^2 squares, LP's
+# norm along one axis of the matrix's few elements) but a chain of roundings: Sqrt and Div, Pow of a
+# FLOAT32 base (each EP's powf within 2 ulps), cuDNN folding Scale / sqrt(Variance + Epsilon) first;
+# x - Mean near 0 makes the relative error large, so an absolute floor too.
+_NORMALIZATIONS = {
+    "BATCH_NORMALIZATION": Tolerance(1e-5, 1e-5),
+    "LOCAL_RESPONSE_NORMALIZATION": Tolerance(1e-5, 1e-5),
+    "LP_NORMALIZATION": Tolerance(1e-5, 1e-5),
+}
+
+
+# GEMM's tests (matrix, property, DirectML's API) keep K <= GEMM_LENGTH, |A|, |B|, |C| <= 1 and
+# |Alpha|, |Beta| <= 2; a test of a longer K asks gemm() for its own length.
+GEMM_LENGTH = 64
+
+
+def gemm(dtype: dtypes.DataType, k: int, ep: str) -> Tolerance:
+    """GEMM with accumulation length k, on the tests' inputs (above): |Alpha * sum(a * b)| +
+    |Beta * c| <= S = 2k + 2. A sum of k products in a working precision u errs by at most
+    (k + 1) u sum|a * b| however the engine orders or splits it (Higham's gamma_k), and Alpha, Beta
+    and C add one rounding each: atol (k + 2) u S, with u = 2**-24 (FLOAT32 accumulation: DirectML
+    for FLOAT32 and FLOAT16, measured; cuBLAS; the CPU EP). The CUDA EP's FLOAT32 MatMul and Gemm
+    run in TF32 by default (its use_tf32 option: inputs rounded to 10 mantissa bits, 2**-10 of each
+    product), and the FLOAT16 graphs of the cuda and dml targets (on those EPs) round A x B to
+    FLOAT16 before C is added (2**-11 S); the result's own rounding is relative (a FLOAT16 ulp is
+    2**-10). Measured on the matrix: FLOAT32 within 5e-7 (CPU EP), FLOAT16 exact."""
+    s = 2 * k + 2
+    atol = (k + 2) * 2.0**-24 * s
+    if dtype == dtypes.FLOAT16:
+        return Tolerance(4e-3, atol + (2.0**-11 * s if ep in ("cuda", "dml") else 0))
+    if ep == "cuda":
+        atol += 2.0**-10 * s
+    return Tolerance(2.0**-22, atol)
+
+
+# CONVOLUTION's tests (matrix, property, DirectML's API) keep the accumulation length L = C/G *
+# kernel volume <= CONVOLUTION_LENGTH and |x|, |w|, |Bias| <= 1; a longer one asks convolution().
+CONVOLUTION_LENGTH = 288
+
+
+def convolution(dtype: dtypes.DataType, length: int, ep: str) -> Tolerance:
+    """CONVOLUTION summing `length` products per output element, on the tests' inputs (above):
+    |sum + Bias| <= S = L + 1. A sum of L products in FLOAT32 errs by at most (L + 1) u sum|x w|
+    however the engine orders or tiles it (Higham's gamma_L, u = 2**-24): atol (L + 1) u S.
+    FLOAT16 is accumulated in FLOAT32 too (the CUDA EP sets cuDNN's compute type to FLOAT for
+    HALF, cudnn_common.cc; DirectML, measured with and without ALLOW_HALF_PRECISION_COMPUTATION;
+    the float32 candidate), then rounded to FLOAT16 (relative, a few ulps with a fused activation applied to
+    the rounded result: rtol 4e-3). The CUDA EP's FLOAT32 Conv runs in TF32 by default (its
+    use_tf32 option: inputs rounded to 10 mantissa bits, 2**-10 of each product: 2**-10 S more).
+    FLOAT32's rtol: the fused activations' math libraries, as the element-wise activations."""
+    s = length + 1
+    atol = (length + 1) * 2.0**-24 * s
+    if dtype == dtypes.FLOAT16:
+        return Tolerance(4e-3, atol)
+    if ep == "cuda":
+        atol += 2.0**-10 * s
+    return Tolerance(1e-5, atol)
+
+
+# The pooling tests (matrix, property, DirectML's API) keep windows of at most POOLING_WINDOW
+# elements and |x| <= POOLING_MAGNITUDE for AVERAGE and LP; a larger window asks pooling().
+POOLING_WINDOW = 27
+POOLING_MAGNITUDE = 32.0
+
+
+def pooling(operator: str, dtype: dtypes.DataType, window: int) -> Tolerance:
+    """AVERAGE_POOLING(1), LP_POOLING(1), MAX_POOLING(1) over windows of `window` elements. MAX
+    picks an element: exact. A FLOAT32 sum of n <= window terms errs by at most (n - 1) u sum|x|
+    (u = 2**-24) in any order; AVERAGE divides it by the count (one rounding more): atol
+    (window + 1) u POOLING_MAGNITUDE, cancellation included. LP sums positive terms |x|^P (each
+    within 2 ulps: the EPs' powf) and takes the P-th root (2 ulps more): relative, (window + 8) u.
+    FLOAT16 is computed in FLOAT32 and rounded once (a few FLOAT16 ulps: 4e-3)."""
+    if operator.startswith("MAX_POOLING"):
+        return Tolerance(0, 0)
+    u = 2.0**-24
+    atol = (window + 1) * u * POOLING_MAGNITUDE if operator.startswith("AVERAGE") else 1e-37
+    if dtype == dtypes.FLOAT16:
+        return Tolerance(4e-3, atol + 4e-3)
+    return Tolerance((window + 8) * u, atol)
+
+
 def tolerance(operator: str, dtype: dtypes.DataType, ep: str) -> Tolerance:
     if operator in EXACT_OPERATORS or not dtype.is_float:
         return Tolerance(0, 0)
+    if "_POOLING" in operator:
+        return pooling(operator, dtype, POOLING_WINDOW)
+    if operator == "GEMM":
+        return gemm(dtype, GEMM_LENGTH, ep)
+    if operator == "CONVOLUTION":
+        return convolution(dtype, CONVOLUTION_LENGTH, ep)
     if dtype == dtypes.FLOAT16:
         return Tolerance(4e-3, 4e-3)  # a few FLOAT16 ulps; the graphs compute in FLOAT32
     if operator.startswith("ACTIVATION_LOG_SOFTMAX") and ep not in ("cpu", "reference"):
         return Tolerance(5e-5, 5e-5)  # the CUDA EP's LogSoftmax: log(1/3) is 2e-5 off on an H200
     if operator.startswith("MEAN_VARIANCE_NORMALIZATION"):
         return Tolerance(5e-5, 5e-5)
+    if operator in _NORMALIZATIONS:
+        return _NORMALIZATIONS[operator]
     if operator == "REDUCE":
         return Tolerance(1e-5, 1e-5)  # FLOAT32 sums and products against a FLOAT64 reference
     if operator in _INVERSE_TRIG and ep in ("dml", "directml"):

@@ -254,6 +254,10 @@ FAMILIES = (
     "matrix_gradients",
     "matrix_element_wise_pow",
     "matrix_element_wise_quantized",
+    "matrix_batch_normalization",
+    "matrix_local_response_normalization",
+    "matrix_lp_normalization",
+    "matrix_pooling",
 )
 
 

@@ -145,6 +145,42 @@ RECORDED: dict[str, tuple[int, dict[str, int]]] = {
         {"ATensor": 0, "AScaleTensor": 8, "AZeroPointTensor": 16, "BTensor": 24, "BScaleTensor": 32}
         | {"BZeroPointTensor": 40, "OutputScaleTensor": 48, "OutputZeroPointTensor": 56, "OutputTensor": 64},
     ),
+    "BATCH_NORMALIZATION": (
+        64,
+        {"InputTensor": 0, "MeanTensor": 8, "VarianceTensor": 16, "ScaleTensor": 24, "BiasTensor": 32, "OutputTensor": 40}
+        | {"Spatial": 48, "Epsilon": 52, "FusedActivation": 56},
+    ),
+    "LOCAL_RESPONSE_NORMALIZATION": (
+        40,
+        {"InputTensor": 0, "OutputTensor": 8, "CrossChannel": 16, "LocalSize": 20, "Alpha": 24, "Beta": 28, "Bias": 32},
+    ),
+    "LP_NORMALIZATION": (32, {"InputTensor": 0, "OutputTensor": 8, "Axis": 16, "Epsilon": 20, "P": 24}),
+    "CONVOLUTION": (
+        104,
+        {"InputTensor": 0, "FilterTensor": 8, "BiasTensor": 16, "OutputTensor": 24, "Mode": 32, "Direction": 36}
+        | {"DimensionCount": 40, "Strides": 48, "Dilations": 56, "StartPadding": 64, "EndPadding": 72}
+        | {"OutputPadding": 80, "GroupCount": 88, "FusedActivation": 96},
+    ),
+    "GEMM": (
+        56,
+        {"ATensor": 0, "BTensor": 8, "CTensor": 16, "OutputTensor": 24, "TransA": 32, "TransB": 36}
+        | {"Alpha": 40, "Beta": 44, "FusedActivation": 48},
+    ),
+    **{  # DML_*_POOLING*_OPERATOR_DESC: the tensors, DimensionCount and the window arrays, then the extras
+        op: (size, {"InputTensor": 0, "OutputTensor": 8, "DimensionCount": 16, "Strides": 24, "WindowSize": 32} | rest)
+        for op, size, rest in (
+            ("MAX_POOLING", 56, {"StartPadding": 40, "EndPadding": 48}),
+            ("AVERAGE_POOLING", 64, {"StartPadding": 40, "EndPadding": 48, "IncludePadding": 56}),
+            ("LP_POOLING", 64, {"StartPadding": 40, "EndPadding": 48, "P": 56}),
+            ("AVERAGE_POOLING1", 72, {"StartPadding": 40, "EndPadding": 48, "Dilations": 56, "IncludePadding": 64}),
+            ("LP_POOLING1", 72, {"StartPadding": 40, "EndPadding": 48, "Dilations": 56, "P": 64}),
+        )
+    },
+    "MAX_POOLING1": (
+        64,
+        {"InputTensor": 0, "OutputTensor": 8, "OutputIndicesTensor": 16, "DimensionCount": 24, "Strides": 32}
+        | {"WindowSize": 40, "StartPadding": 48, "EndPadding": 56},
+    ),
 }
 
 

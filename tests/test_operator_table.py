@@ -235,8 +235,8 @@ def test_ops_json_lists_every_operator() -> None:
     assert (argmax["supported"], argmax["introduced"]) == (True, "3_0")
     assert argmax["data_types"]["OutputTensor"] == ["INT64", "INT32", "UINT64", "UINT32"]
     assert "INT64" in argmax["data_types"]["InputTensor"] and "ArgMax" in argmax["onnx_ops"]
-    gemm = by_name["DML_OPERATOR_GEMM"]
-    assert (gemm["supported"], gemm["introduced"], gemm["onnx_ops"]) == (False, "1_0", [])
+    grad = by_name["DML_OPERATOR_ROI_ALIGN_GRAD"]
+    assert (grad["supported"], grad["introduced"], grad["onnx_ops"]) == (False, "4_1", [])
     add = by_name["DML_OPERATOR_ELEMENT_WISE_ADD"]
     assert add["supported"] and {"Add", "Cast"} <= set(add["onnx_ops"])  # 8/16-bit integers: in INT32, then wrapped
     assert {e["name"] for e in listed if e["supported"]} == {f"DML_OPERATOR_{n}" for n in schema.OPERATORS}
@@ -317,10 +317,10 @@ def test_real_operator_not_lowered_yet(tmp_path: Path) -> None:
 def test_not_lowered_fused_activation(tmp_path: Path) -> None:
     t = {"DataType": "FLOAT32", "Sizes": [1, 2, 1, 2]}
     desc = {"InputTensor": t, "OutputTensor": t, "CrossChannel": False, "NormalizeVariance": True, "Epsilon": 1e-5}
-    desc["FusedActivation"] = {"Type": "DML_OPERATOR_GEMM"}
+    desc["FusedActivation"] = {"Type": "DML_OPERATOR_ROI_ALIGN_GRAD"}
     status, _, err = run_cli("run", write_model(tmp_path, _model("MEAN_VARIANCE_NORMALIZATION", desc)))
     assert status == 2
-    assert err.startswith("dml2onnx: error: dispatchables.op.desc.FusedActivation.Type: DML_OPERATOR_GEMM is a")
+    assert err.startswith("dml2onnx: error: dispatchables.op.desc.FusedActivation.Type: DML_OPERATOR_ROI_ALIGN_GRAD is a")
     # SWISH is lowered, but DirectMLSchema.h does not make it a fusable activation
     desc["FusedActivation"] = {"Type": "DML_OPERATOR_ACTIVATION_SWISH", "SigmoidInputScale": 1.0}
     status, _, err = run_cli("run", write_model(tmp_path, _model("MEAN_VARIANCE_NORMALIZATION", desc)))

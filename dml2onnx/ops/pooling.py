@@ -1,0 +1,430 @@
+"""DML_OPERATOR_AVERAGE_POOLING, AVERAGE_POOLING1, LP_POOLING, LP_POOLING1, MAX_POOLING and
+MAX_POOLING1 (its OutputTensor only): a window of WindowSize elements (every Dilations-th element
+in the "1" versions; 1 elsewhere) slides over the DimensionCount (2 or 3) spatial dimensions of
+an [N, C, spatial...] InputTensor, padded by StartPadding and EndPadding, in steps of Strides.
+Per window:
+
+- AVERAGE: the sum of its input elements divided by their count, or by the whole window's
+  (product of WindowSize) with IncludePadding;
+- LP: (sum of |x|^P over its input elements) ^ (1/P) (padding adds nothing);
+- MAX: the largest of its input elements, and at least the type's lowest finite value.
+
+OutputTensor's spatial sizes are (padded size - window extent) / Strides + 1, rounded down (the
+pages' formula; the window extent is (WindowSize - 1) * Dilations + 1; the pages write WindowSize,
+which gives more windows for a dilated one: either size is taken, see below).
+
+What the pages leave open, as DirectML's own API computed it (tests/test_pooling.py SETTLED):
+- a window entirely in padding: MAX gives the type's lowest finite value (-3.4e38 for FLOAT32,
+  -65504 for FLOAT16, the integer minimum), AVERAGE 0 / 0 = NaN (0 with IncludePadding), LP 0;
+- MAX skips NaN and starts from the lowest finite value (-inf gives -3.4e38; all NaN too);
+  AVERAGE and LP propagate NaN and infinities;
+- LP takes |x| (the page writes X^P);
+- windows past the padded input (OutputTensor's sizes by the pages' formula for a dilated
+  window) read padding there: EndPadding is extended to cover them (`window`).
+
+Lowerings (choices.py): "pool" — ONNX AveragePool (count_include_pad), MaxPool (dilations), and
+for LP an AveragePool(count_include_pad) of |x|^P times the window size, then ^(1/P) — where
+their semantics are exactly the page's (padding smaller than the window, no window entirely in
+padding, types the EPs have; MAX's floats first raised to the lowest finite value, NaN too);
+"slices" — the window written out: the padded input (Concat with a fill), one strided Slice per
+window offset, combined by Sum / Max, divided by the count of input elements per output (a
+constant). On the `dml` target, "pool" emits AveragePool, MaxPool and LpPool as they are: the
+DirectML EP maps them back onto AVERAGE_POOLING, MAX_POOLING (MAX_POOLING2 with dilations) and
+LP_POOLING (DmlOperatorPooling.cpp).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import GraphBuilder
+from ..desc import OperatorDesc
+from ..errors import ModelError
+from ..schema import OperatorSchema
+from ..targets import DML_NODE_DOC
+from . import common
+from .element_wise_arithmetic import _extreme
+
+ROWS = ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "MAX_POOLING", "MAX_POOLING1")
+ARRAYS = ("Strides", "WindowSize", "StartPadding", "EndPadding", "Dilations")
+CANDIDATES = ("slices", "pool")  # choices.py
+DML_PREFERENCE = ("pool",)
+# MaxPool's types on the CPU, CUDA and DirectML EPs (MaxPool-12: float, float16, int8, uint8; the
+# CPU EP's float16 is not taken for granted: FLOAT16 and the 16-bit integers go through FLOAT32,
+# exactly). AveragePool: FLOAT32 (FLOAT16 through FLOAT32).
+MAX_POOL_TYPES = (dtypes.FLOAT32, dtypes.INT8, dtypes.UINT8)
+MAX_POOL_VIA_FLOAT32 = (dtypes.FLOAT16, dtypes.INT16, dtypes.UINT16)
+
+
+@dataclass(frozen=True)
+class Window:
+    kind: str  # "AVERAGE", "LP" or "MAX"
+    strides: tuple[int, ...]
+    sizes: tuple[int, ...]
+    start: tuple[int, ...]
+    end: tuple[int, ...]
+    dilations: tuple[int, ...]
+    include_padding: bool = False
+    p: int = 0
+
+    @property
+    def extents(self) -> tuple[int, ...]:
+        return tuple((k - 1) * d + 1 for k, d in zip(self.sizes, self.dilations, strict=True))
+
+    def output_sizes(self, spatial: tuple[int, ...]) -> tuple[int, ...]:
+        return tuple(
+            (n + s + e - x) // st + 1
+            for n, s, e, x, st in zip(spatial, self.start, self.end, self.extents, self.strides, strict=True)
+        )
+
+
+def window(desc: OperatorDesc, raw: bool = False) -> Window:
+    """The desc's window. Where OutputTensor's sizes reach past the padded input (the pages'
+    formula with WindowSize for a dilated window: validate), EndPadding is extended to cover the
+    windows past it: DirectML treats those elements as padding (measured; README)."""
+    name = desc.schema.name
+    kind = name.split("_POOLING")[0]
+    n = desc["DimensionCount"]
+    dilations = desc["Dilations"] if "Dilations" in desc.values else (1,) * n
+    end = desc["EndPadding"]
+    if not raw:
+        x, out = desc.tensor("InputTensor").sizes[2:], desc.tensor("OutputTensor").sizes[2:]
+        end = tuple(
+            e + max(0, (o - 1) * st + (k - 1) * d + 1 - (size + s + e))
+            for size, o, st, k, d, s, e in zip(
+                x, out, desc["Strides"], desc["WindowSize"], dilations, desc["StartPadding"], end, strict=True
+            )
+        )
+    return Window(
+        kind,
+        desc["Strides"],
+        desc["WindowSize"],
+        desc["StartPadding"],
+        end,
+        dilations,
+        bool(desc.values.get("IncludePadding", False)),
+        desc.values.get("P", 0),
+    )
+
+
+# -- validation -------------------------------------------------------------------------------
+
+
+def validate(desc: OperatorDesc) -> None:
+    if desc.values.get("OutputIndicesTensor") is not None:
+        raise ModelError(
+            desc.at("OutputIndicesTensor"),
+            "MAX_POOLING1's OutputIndicesTensor (the indices output) is not lowered yet: omit it (OutputTensor alone is)",
+        )
+    common.check_same_type(desc, "OutputTensor", "InputTensor")
+    common.check_same_rank(desc, "OutputTensor", "InputTensor")
+    x = desc.tensor("InputTensor")
+    n = desc["DimensionCount"]
+    if n != x.rank - 2:
+        raise ModelError(
+            desc.at("DimensionCount"), f"must be InputTensor's DimensionCount - 2 ({x.rank - 2}: the spatial dimensions), not {n}"
+        )
+    for name in ARRAYS:
+        if name in desc.values and len(desc[name]) != n:
+            raise ModelError(desc.at(name), f"{name} must have DimensionCount ({n}) elements, not {len(desc[name])}")
+    for name in ("Strides", "WindowSize", "Dilations"):
+        if name in desc.values:
+            for i, v in enumerate(desc[name]):
+                if v < 1:
+                    raise ModelError(desc.at(name, i), f"{name} must be 1 or more, not {v}")
+    if "P" in desc.values and desc["P"] < 1:
+        raise ModelError(desc.at("P"), f"P must be 1 or more, not {desc['P']}")
+    w = window(desc, raw=True)
+    spatial = x.sizes[2:]
+    for i, (size, s, e, extent) in enumerate(zip(spatial, w.start, w.end, w.extents, strict=True)):
+        if size + s + e < extent:
+            what = "WindowSize" if extent == w.sizes[i] else "the dilated window ((WindowSize - 1) * Dilations + 1)"
+            raise ModelError(
+                desc.at("WindowSize", i),
+                f"{what} ({extent}) is larger than the padded input"
+                f" (InputTensor.Sizes[{i + 2}] + StartPadding + EndPadding = {size + s + e})",
+            )
+    out = desc.tensor("OutputTensor")
+    # the pages' formula takes WindowSize; a dilated window's extent gives fewer windows, all
+    # within the padded input: either size is taken (DirectML computes both, README)
+    literal = Window(w.kind, w.strides, w.sizes, w.start, w.end, (1,) * len(w.sizes))
+    low, high = (*x.sizes[:2], *w.output_sizes(spatial)), (*x.sizes[:2], *literal.output_sizes(spatial))
+    if not all(lo <= o <= hi for lo, o, hi in zip(low, out.sizes, high, strict=False)) or out.rank != x.rank:
+        want = str(list(low)) if low == high else f"{list(low)} (the dilated window) or up to {list(high)} (WindowSize)"
+        raise ModelError(
+            desc.at("OutputTensor", "Sizes"),
+            f"must be {want}: N and C of InputTensor, then (padded size - window) / Strides + 1 per spatial"
+            f" dimension, rounded down; not {list(out.sizes)}",
+        )
+
+
+# -- windows ------------------------------------------------------------------------------------
+
+
+def _taps(w: Window, spatial: tuple[int, ...], axis: int) -> np.ndarray:
+    """[out, WindowSize] booleans: whether each tap of each window along `axis` is an input element."""
+    out = w.output_sizes(spatial)[axis]
+    pos = np.arange(out)[:, None] * w.strides[axis] - w.start[axis] + np.arange(w.sizes[axis])[None, :] * w.dilations[axis]
+    return (pos >= 0) & (pos < spatial[axis])
+
+
+def counts(w: Window, spatial: tuple[int, ...]) -> np.ndarray:
+    """The number of input elements in each window, at the output's spatial sizes."""
+    c = np.ones((), np.int64)
+    for a in range(len(spatial)):
+        per_axis = _taps(w, spatial, a).sum(axis=1)
+        c = np.multiply.outer(c, per_axis)
+    return c
+
+
+def has_empty_windows(w: Window, spatial: tuple[int, ...]) -> bool:
+    return bool((counts(w, spatial) == 0).any())
+
+
+def _padding_below_window(w: Window) -> bool:
+    """ONNX Runtime's pooling kernels refuse pads of the window's size or more."""
+    return all(s < k and e < k for s, e, k in zip(w.start, w.end, w.sizes, strict=True))
+
+
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    if candidate == "slices":
+        return True
+    w = window(desc)
+    spatial = desc.tensor("InputTensor").sizes[2:]
+    if not _padding_below_window(w) or has_empty_windows(w, spatial):
+        return False
+    if w.kind == "MAX":
+        return desc.tensor("InputTensor").data_type in (*MAX_POOL_TYPES, *MAX_POOL_VIA_FLOAT32)
+    # AveragePool-11 (opset 17) and LpPool-11 have no dilations
+    return all(d == 1 for d in w.dilations) and opset < 18
+
+
+def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
+    """The EPs' own pooling kernels where they apply (not measured yet)."""
+    return "pool" if "pool" in options else options[0]
+
+
+# -- lowering ---------------------------------------------------------------------------------
+
+
+def _pool_attrs(w: Window) -> dict[str, object]:
+    return {"kernel_shape": list(w.sizes), "strides": list(w.strides), "pads": [*w.start, *w.end]}
+
+
+def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    w = window(desc)
+    x = inputs["InputTensor"]
+    dtype = desc.tensor("InputTensor").data_type
+    if b.variant == "pool":
+        return _lower_pool(b, w, x, dtype)
+    return _lower_slices(b, w, x, dtype, desc.tensor("InputTensor").sizes)
+
+
+def _lower_pool(b: GraphBuilder, w: Window, x: str, dtype: dtypes.DataType) -> str:
+    native = b.target.dml_nodes  # the DirectML EP takes FLOAT16 (and INT8/UINT8 MaxPool) as they are
+    if w.kind == "MAX":
+        carrier = dtype if dtype in MAX_POOL_TYPES or (native and dtype == dtypes.FLOAT16) else dtypes.FLOAT32
+    else:
+        carrier = dtype if native else dtypes.FLOAT32
+    if carrier != dtype:
+        x = b.cast(x, carrier, "to_float32", f"{dtype} in FLOAT32, exactly")
+    if w.kind == "MAX" and dtype.is_float and not native:
+        x = _floored(b, x, dtype)
+    attrs = _pool_attrs(w)
+    doc = DML_NODE_DOC if native else None
+    if w.kind == "MAX":
+        y = b.node(
+            "MaxPool", [x], "max_pool", doc or "the largest input element of each window", dilations=list(w.dilations), **attrs
+        )
+    elif w.kind == "AVERAGE":
+        y = b.node(
+            "AveragePool",
+            [x],
+            "average_pool",
+            doc or "sum / count of each window's input elements (or / WindowSize with IncludePadding)",
+            count_include_pad=int(w.include_padding),
+            **attrs,
+        )
+    elif native:
+        y = b.node("LpPool", [x], "lp_pool", doc, p=w.p, **attrs)
+    else:
+        y = _lp_by_average_pool(b, w, x, attrs)
+    if carrier != dtype:
+        y = b.cast(y, dtype, "to_" + dtype.name.lower(), f"back to {dtype}")
+    return y
+
+
+def lowest(t: np.dtype) -> float | int:
+    """MAX_POOLING's start value: the type's lowest finite value (DirectML's max over a window
+    starts there: -inf gives -3.4e38 in FLOAT32, -65504 in FLOAT16; NaN is skipped; a window
+    entirely in padding gives it)."""
+    return float(np.finfo(t).min) if t.kind == "f" else int(np.iinfo(t).min)
+
+
+def _floored(b: GraphBuilder, x: str, dtype: dtypes.DataType) -> str:
+    """x where x >= the type's lowest finite value, else (-inf, NaN) that value."""
+    floor = b.scalar(lowest(dtype.numpy), dtypes.FLOAT32, "lowest")
+    keep = b.node("GreaterOrEqual", [x, floor], "finite_or_above", "x >= lowest (false for -inf and NaN)")
+    return b.node("Where", [keep, x, floor], "floored", f"max(x, {lowest(dtype.numpy)}), NaN skipped: DirectML's start value")
+
+
+def _powered(b: GraphBuilder, x: str, p: int) -> str:
+    """|x|^P in FLOAT32."""
+    a = b.node("Abs", [x], "abs", "|x|")
+    if p == 1:
+        return a
+    if p == 2:
+        return b.node("Mul", [a, a], "squared", "|x|^2")
+    return b.node("Pow", [a, b.scalar(float(p), dtypes.FLOAT32, "p")], "powered", f"|x|^{p}")
+
+
+def _root(b: GraphBuilder, s: str, p: int) -> str:
+    if p == 1:
+        return s
+    if p == 2:
+        return b.node("Sqrt", [s], "root", "(sum)^(1/2)")
+    return b.node("Pow", [s, b.scalar(1.0 / p, dtypes.FLOAT32, "one_over_p")], "root", f"(sum)^(1/{p})")
+
+
+def _lp_by_average_pool(b: GraphBuilder, w: Window, x: str, attrs: dict[str, object]) -> str:
+    """(WindowSize * AveragePool(|x|^P, count_include_pad)) ^ (1/P): the padding adds 0."""
+    avg = b.node(
+        "AveragePool", [_powered(b, x, w.p)], "mean_power", "mean of |x|^P over the whole window", count_include_pad=1, **attrs
+    )
+    total = b.node("Mul", [avg, b.scalar(float(math.prod(w.sizes)), dtypes.FLOAT32, "window_size")], "sum_power", "sum of |x|^P")
+    return _root(b, total, w.p)
+
+
+def _padded(b: GraphBuilder, x: str, shape: list[int], w: Window, fill: float | int, np_type: np.dtype) -> tuple[str, list[int]]:
+    """x with StartPadding and EndPadding elements of `fill` on each spatial axis (Concat)."""
+    for a, (s, e) in enumerate(zip(w.start, w.end, strict=True)):
+        axis = a + 2
+        parts = []
+        for side, count in (("start", s), ("end", e)):
+            if count:
+                pad_shape = [*shape[:axis], count, *shape[axis + 1 :]]
+                parts.append((side, b.filled(pad_shape, fill, np_type, f"pad_{side}_{a}", f"{count} padding elements")))
+        if not parts:
+            continue
+        ins = [v for side, v in parts if side == "start"] + [x] + [v for side, v in parts if side == "end"]
+        x = b.node("Concat", ins, f"padded_{a}", f"padded along spatial dimension {a}", axis=axis)
+        shape[axis] += s + e
+    return x, shape
+
+
+def _lower_slices(b: GraphBuilder, w: Window, x: str, dtype: dtypes.DataType, sizes: tuple[int, ...]) -> str:
+    spatial = sizes[2:]
+    out = w.output_sizes(spatial)
+    n_spatial = len(spatial)
+    axes = list(range(2, 2 + n_spatial))
+    if w.kind == "MAX":
+        carrier = dtypes.FLOAT32 if dtype == dtypes.FLOAT16 else common.compute_type(dtype)
+        fill: float | int = lowest(dtype.numpy)
+    else:
+        carrier, fill = dtypes.FLOAT32, 0.0
+    if carrier != dtype:
+        x = b.cast(x, carrier, "widened", f"{dtype} in {carrier}, exactly")
+    if w.kind == "MAX" and dtype.is_float:
+        x = _floored(b, x, dtype)
+    if w.kind == "LP":
+        x = _powered(b, x, w.p)
+    x, _ = _padded(b, x, list(sizes), w, fill, carrier.numpy)
+    taps = []
+    for offset in itertools.product(*(range(k) for k in w.sizes)):
+        starts = [o * d for o, d in zip(offset, w.dilations, strict=True)]
+        ends = [st + (n - 1) * s + 1 for st, n, s in zip(starts, out, w.strides, strict=True)]
+        bounds = [b.i64(starts, "starts"), b.i64(ends, "ends"), b.i64(axes, "axes"), b.i64(list(w.strides), "steps")]
+        taps.append(b.node("Slice", [x, *bounds], "tap", f"window element {list(offset)} of every window"))
+    if w.kind == "MAX":
+        if carrier.size == 8 and not carrier.is_float:  # the CPU EP's INT64/UINT64 Max is wrong past 2**31
+            y = taps[0]
+            for tap in taps[1:]:
+                y = _extreme(b, y, tap, carrier, True)
+        else:
+            y = taps[0] if len(taps) == 1 else b.node("Max", taps, "max", "the largest element of each window")
+    else:
+        y = taps[0] if len(taps) == 1 else b.node("Sum", taps, "sum", "the sum over each window")
+        if w.kind == "LP":
+            y = _root(b, y, w.p)
+        else:
+            c = counts(w, spatial)
+            if w.include_padding:
+                c = np.full_like(c, math.prod(w.sizes))
+            divisor = c.astype(np.float32).reshape(1, 1, *out)
+            y = b.node("Div", [y, b.const(divisor, "divisor")], "average", "sum / the window's element count")
+    if carrier != dtype:
+        y = b.cast(y, dtype, "to_" + dtype.name.lower(), f"back to {dtype}")
+    return y
+
+
+# -- reference --------------------------------------------------------------------------------
+
+
+def _windows(w: Window, x: np.ndarray, fill: float | int) -> tuple[np.ndarray, np.ndarray]:
+    """(values, valid): [taps, N, C, out...] of every window element, `fill` where padding."""
+    spatial = x.shape[2:]
+    out = w.output_sizes(spatial)
+    pad = [(0, 0), (0, 0), *zip(w.start, w.end, strict=True)]
+    xp = np.pad(x, pad, constant_values=np.array(fill).astype(x.dtype) if x.dtype != object else fill)
+    valid = np.pad(np.ones(x.shape, bool), pad, constant_values=False)
+    vals, masks = [], []
+    for offset in itertools.product(*(range(k) for k in w.sizes)):
+        index = (slice(None), slice(None)) + tuple(
+            slice(o * d, o * d + (n - 1) * s + 1, s) for o, d, n, s in zip(offset, w.dilations, out, w.strides, strict=True)
+        )
+        vals.append(xp[index])
+        masks.append(valid[index])
+    return np.stack(vals), np.stack(masks)
+
+
+def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    w = window(desc)
+    x = inputs["InputTensor"]
+    t = x.dtype
+    if w.kind == "MAX":
+        floor = lowest(t)
+        if t.kind == "f":
+            with np.errstate(invalid="ignore"):
+                x = np.where(x >= floor, x, floor)
+        v, _ = _windows(w, x, floor)
+        return v.max(axis=0).astype(t)
+    v, m = _windows(w, x.astype(np.float64), 0.0)
+    with np.errstate(all="ignore"):
+        if w.kind == "LP":
+            y = (np.abs(v) ** w.p).sum(axis=0) ** (1.0 / w.p)
+        else:
+            count = np.full(m.shape[1:], float(math.prod(w.sizes))) if w.include_padding else m.sum(axis=0).astype(np.float64)
+            y = v.sum(axis=0) / count
+    return y.astype(t)
+
+
+# -- examples ------------------------------------------------------------------------------------
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: each type, a 3x3 window of stride 2 with padding 1 over [1, 2, 5, 5] (and a
+    dilated 2x2 window in the "1" versions)."""
+    out = []
+    for t in common.example_types(op, "InputTensor"):
+        desc: common.Example = {
+            "InputTensor": common.example_tensor(t, [1, 2, 5, 5]),
+            "OutputTensor": common.example_tensor(t, [1, 2, 3, 3]),
+            "DimensionCount": 2,
+            "Strides": [2, 2],
+            "WindowSize": [3, 3],
+            "StartPadding": [1, 1],
+            "EndPadding": [1, 1],
+        }
+        if "Dilations" in [f.name for f in op.fields]:
+            desc["Dilations"] = [1, 1]
+        if op.name.startswith("AVERAGE"):
+            desc["IncludePadding"] = False
+        if op.name.startswith("LP"):
+            desc["P"] = 2
+        out.append(desc)
+    return out
