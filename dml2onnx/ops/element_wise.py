@@ -216,6 +216,21 @@ def _round_reference(xs: list[np.ndarray], p: dict[str, Any]) -> np.ndarray:
         return np.where(x < 0, -f, f)
 
 
+def wrapping_row(onnx_op: str, formula: str, f: Callable[..., np.ndarray], exact: Callable[[int, int], int]) -> Row:
+    """ADD, SUBTRACT, MULTIPLY: the ONNX op on floats (correctly rounded in FLOAT16 too), on
+    integers wrapping (`exact` on Python integers, wrapped to the type), the same ONNX node on the
+    `dml` target."""
+    return Row(
+        f"f(a, b) = {formula}",
+        _binary(onnx_op, formula),
+        _ufunc(f),
+        half_exact=True,
+        integer=_int_in(onnx_op, f"{formula}, wrapping"),
+        int_reference=_wrapping(exact),
+        dml=dml_node(onnx_op),
+    )
+
+
 def _float_math(onnx_op: str, formula: str, f: Callable[..., np.ndarray], dml: bool = True) -> Row:
     """A FLOAT32/FLOAT16-only function of one input with its own ONNX op (every EP has these),
     which the DirectML EP maps back onto the operator unless `dml` is False."""
@@ -241,15 +256,7 @@ ROWS: dict[str, Row] = {
         int_reference=_saturating_narrow_reference(np.abs),
         dml=dml_node("Abs"),
     ),
-    "ELEMENT_WISE_ADD": Row(
-        "f(a, b) = a + b",
-        _binary("Add", "a + b"),
-        _ufunc(np.add),
-        half_exact=True,
-        integer=_int_in("Add", "a + b, wrapping"),
-        int_reference=_wrapping(lambda a, b: a + b),
-        dml=dml_node("Add"),
-    ),
+    "ELEMENT_WISE_ADD": wrapping_row("Add", "a + b", np.add, lambda a, b: a + b),
     "ELEMENT_WISE_EXP": _float_math("Exp", "exp(x)", np.exp),
     "ELEMENT_WISE_LOG": _float_math("Log", "log(x)", np.log),
     "ELEMENT_WISE_SQRT": _float_math("Sqrt", "sqrt(x)", np.sqrt),

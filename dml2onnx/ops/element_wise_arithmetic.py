@@ -28,7 +28,7 @@ from .. import dml_ep, dtypes
 from ..builder import GraphBuilder, onnx_type_name
 from ..targets import DML_NODE_DOC
 from . import common
-from .element_wise import Family, Row, _binary, _int_in, _ufunc, _wrapping, dml_node, wrap_to
+from .element_wise import Family, Row, _binary, _ufunc, _wrapping, dml_node, wrap_to, wrapping_row
 
 F32 = dtypes.FLOAT32
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
@@ -140,6 +140,21 @@ def _extreme(b: GraphBuilder, a: str, other: str, dtype: dtypes.DataType, maximu
         return b.node(op, [a, other], op.lower(), f"{op.lower()}(a, b)")
     flag = common.flag(b, b.node(compare, [a, other], "a_wins", f"a {'>' if maximum else '<'} b"), dtype, "a_wins_flag")
     return common.select(b, flag, a, other, op.lower(), f"{op.lower()}(a, b), exactly")
+
+
+def _extreme_row(maximum: bool) -> Row:
+    """MAX or MIN: the ONNX op (exact in FLOAT16 too), integers by _extreme_int."""
+    op, f = ("Max", np.maximum) if maximum else ("Min", np.minimum)
+    formula = f"{op.lower()}(a, b)"
+    return Row(
+        f"f(a, b) = {formula}",
+        _binary(op, formula),
+        _ufunc(f),
+        half_exact=True,
+        integer=_extreme_int(maximum),
+        int_reference=_ufunc(f),
+        dml=dml_node(op),
+    )
 
 
 def _mean_int(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
@@ -295,24 +310,8 @@ ROWS: dict[str, Row] = {
     "ELEMENT_WISE_ADD1": Row(
         "f(a, b) = FusedActivation(a + b)", _binary("Add", "a + b"), _ufunc(np.add), half_exact=True, dml=dml_node("Add")
     ),
-    "ELEMENT_WISE_SUBTRACT": Row(
-        "f(a, b) = a - b",
-        _binary("Sub", "a - b"),
-        _ufunc(np.subtract),
-        half_exact=True,
-        integer=_int_in("Sub", "a - b, wrapping"),
-        int_reference=_wrapping(lambda a, b: a - b),
-        dml=dml_node("Sub"),
-    ),
-    "ELEMENT_WISE_MULTIPLY": Row(
-        "f(a, b) = a * b",
-        _binary("Mul", "a * b"),
-        _ufunc(np.multiply),
-        half_exact=True,
-        integer=_int_in("Mul", "a * b, wrapping"),
-        int_reference=_wrapping(lambda a, b: a * b),
-        dml=dml_node("Mul"),
-    ),
+    "ELEMENT_WISE_SUBTRACT": wrapping_row("Sub", "a - b", np.subtract, lambda a, b: a - b),
+    "ELEMENT_WISE_MULTIPLY": wrapping_row("Mul", "a * b", np.multiply, lambda a, b: a * b),
     "ELEMENT_WISE_DIVIDE": Row(
         "f(a, b) = a / b",
         _binary("Div", "a / b"),
@@ -321,24 +320,8 @@ ROWS: dict[str, Row] = {
         int_reference=_int_division("div"),
         dml=dml_node("Div"),
     ),
-    "ELEMENT_WISE_MAX": Row(
-        "f(a, b) = max(a, b)",
-        _binary("Max", "max(a, b)"),
-        _ufunc(np.maximum),
-        half_exact=True,
-        integer=_extreme_int(maximum=True),
-        int_reference=_ufunc(np.maximum),
-        dml=dml_node("Max"),
-    ),
-    "ELEMENT_WISE_MIN": Row(
-        "f(a, b) = min(a, b)",
-        _binary("Min", "min(a, b)"),
-        _ufunc(np.minimum),
-        half_exact=True,
-        integer=_extreme_int(maximum=False),
-        int_reference=_ufunc(np.minimum),
-        dml=dml_node("Min"),
-    ),
+    "ELEMENT_WISE_MAX": _extreme_row(maximum=True),
+    "ELEMENT_WISE_MIN": _extreme_row(maximum=False),
     "ELEMENT_WISE_MEAN": Row(
         "f(a, b) = (a + b) / 2",
         # halves first: (a + b) / 2 of two large FLOAT32 values stays finite, as DirectML's does
