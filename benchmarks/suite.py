@@ -598,6 +598,99 @@ def convolution_cases(quick: bool) -> Iterator[Case]:
         )
 
 
+def pooling_normalization_cases(quick: bool) -> Iterator[Case]:
+    """ResNet-50's max pooling (3x3, stride 2) and global average pooling, batch normalization
+    (inference, fused ReLU), AlexNet's local response normalization and an L2 normalization over
+    channels, against PyTorch's, as GB/s against the copy bandwidth (they read and write memory
+    once: no FLOP/s to speak of)."""
+    import torch
+    import torch.nn.functional as F
+
+    rng = np.random.default_rng(7)
+    batch = 8 if quick else 32
+
+    def pool(op: str, label: str, sizes: tuple[int, ...], window: int, stride: int, pad: int, **more: Any) -> Case:
+        out = (*sizes[:2], *[(s + 2 * pad - window) // stride + 1 for s in sizes[2:]])
+        fields = {
+            "InputTensor": t("FLOAT32", sizes),
+            "OutputTensor": t("FLOAT32", out),
+            "DimensionCount": 2,
+            "Strides": [stride] * 2,
+            "WindowSize": [window] * 2,
+            "StartPadding": [pad] * 2,
+            "EndPadding": [pad] * 2,
+        } | more
+
+        def torch_pool(v: dict[str, Any]) -> Any:
+            if op == "MAX_POOLING1":
+                return F.max_pool2d(v["InputTensor"], window, stride, pad)
+            return F.avg_pool2d(v["InputTensor"], window, stride, pad, count_include_pad=False)
+
+        x = rng.standard_normal(sizes).astype(np.float32)
+        return Case(
+            f"{op} {label} {'x'.join(map(str, sizes))} float32",
+            op,
+            int(np.prod(out)),
+            desc(op, fields),
+            {"InputTensor": x},
+            torch_pool,
+        )
+
+    yield pool("MAX_POOLING1", "3x3 stride 2 (ResNet-50 stem)", (batch, 64, 112, 112), 3, 2, 1)
+    yield pool(
+        "AVERAGE_POOLING1", "global 7x7 (ResNet-50 head)", (batch, 2048, 7, 7), 7, 1, 0, Dilations=[1, 1], IncludePadding=False
+    )
+
+    sizes = (batch, 256, 56, 56)
+    channel = (1, 256, 1, 1)
+    for dtype in ("FLOAT32", "FLOAT16"):
+        npt = np.float16 if dtype == "FLOAT16" else np.float32
+        params = {
+            name: rng.uniform(0.5, 1.5, channel).astype(npt)
+            for name in ("MeanTensor", "VarianceTensor", "ScaleTensor", "BiasTensor")
+        }
+        fields = {"InputTensor": t(dtype, sizes), "OutputTensor": t(dtype, sizes), "Spatial": True, "Epsilon": 1e-5}
+        fields |= {name: t(dtype, channel) for name in params} | {"FusedActivation": {"Type": "ACTIVATION_RELU"}}
+
+        def torch_bn(v: dict[str, Any]) -> Any:
+            flat = {k: v[k].reshape(-1) for k in ("MeanTensor", "VarianceTensor", "ScaleTensor", "BiasTensor")}
+            y = F.batch_norm(
+                v["InputTensor"], flat["MeanTensor"], flat["VarianceTensor"], flat["ScaleTensor"], flat["BiasTensor"], eps=1e-5
+            )
+            return torch.relu(y)
+
+        inputs = {"InputTensor": rng.standard_normal(sizes).astype(npt)} | params
+        yield Case(
+            f"BATCH_NORMALIZATION +relu {'x'.join(map(str, sizes))} {dtype.lower()}",
+            "BATCH_NORMALIZATION",
+            int(np.prod(sizes)),
+            desc("BATCH_NORMALIZATION", fields),
+            inputs,
+            torch_bn,
+        )
+
+    lrn = (batch, 96, 55, 55)
+    fields = {"InputTensor": t("FLOAT32", lrn), "OutputTensor": t("FLOAT32", lrn), "CrossChannel": True, "LocalSize": 5}
+    fields |= {"Alpha": 1e-4, "Beta": 0.75, "Bias": 2.0}
+    yield Case(
+        f"LOCAL_RESPONSE_NORMALIZATION across 5 channels (AlexNet) {'x'.join(map(str, lrn))} float32",
+        "LOCAL_RESPONSE_NORMALIZATION",
+        int(np.prod(lrn)),
+        desc("LOCAL_RESPONSE_NORMALIZATION", fields),
+        {"InputTensor": rng.standard_normal(lrn).astype(np.float32)},
+        lambda v: F.local_response_norm(v["InputTensor"], 5, alpha=1e-4, beta=0.75, k=2.0),
+    )
+    fields = {"InputTensor": t("FLOAT32", sizes), "OutputTensor": t("FLOAT32", sizes), "Axis": 1, "Epsilon": 1e-5, "P": 2}
+    yield Case(
+        f"LP_NORMALIZATION L2 over channels {'x'.join(map(str, sizes))} float32",
+        "LP_NORMALIZATION",
+        int(np.prod(sizes)),
+        desc("LP_NORMALIZATION", fields),
+        {"InputTensor": rng.standard_normal(sizes).astype(np.float32)},
+        lambda v: F.normalize(v["InputTensor"], p=2.0, dim=1, eps=1e-5),
+    )
+
+
 def time_torch(fn: Callable[[dict[str, Any]], Any], inputs: dict[str, np.ndarray], iterations: int) -> tuple[float, float]:
     import torch
 
@@ -636,8 +729,13 @@ def main() -> None:
         *mvn_cases(args.quick),
         *element_wise_cases(args.quick),
         *more_element_wise_cases(args.quick),
+        *gemm_cases(args.quick),
+        *convolution_cases(args.quick),
+        *pooling_normalization_cases(args.quick),
     ]
     cases = [c for c in cases if any(part in c.name for part in args.only.split("|"))]
+    if not cases:
+        parser.error(f"no case's name holds any of {args.only!r}")
     # The first lowering in a process also loads onnx's checker and schemas: timed apart.
     start = time.perf_counter()
     lowering.lower(cases[0].desc, "warm_up", target="cuda")

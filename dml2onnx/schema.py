@@ -378,7 +378,9 @@ ADOPTED: dict[str, tuple[str, ...]] = {
     "batch_normalization": ("BATCH_NORMALIZATION",),
     "local_response_normalization": ("LOCAL_RESPONSE_NORMALIZATION",),
     "lp_normalization": ("LP_NORMALIZATION",),
+    "gemm": ("GEMM",),
     "pooling": ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "MAX_POOLING", "MAX_POOLING1"),
+    "convolution": ("CONVOLUTION",),
 }
 
 

@@ -257,6 +257,8 @@ FAMILIES = (
     "matrix_batch_normalization",
     "matrix_local_response_normalization",
     "matrix_lp_normalization",
+    "matrix_convolution",
+    "matrix_gemm",
     "matrix_pooling",
 )
 

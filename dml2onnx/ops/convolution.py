@@ -1,0 +1,359 @@
+"""DML_OPERATOR_CONVOLUTION: a grouped, strided, dilated, padded convolution of InputTensor
+{N, C, spatial...} with FilterTensor, plus the optional BiasTensor {1, M, 1...}, then the optional
+FusedActivation. DimensionCount is the number of spatial dimensions: the tensors' rank minus 2 (1
+for 3-D tensors from feature level 4_0, 2 for 4-D, 3 for 5-D). G = GroupCount divides C and M.
+
+- Direction FORWARD: FilterTensor {M, C/G, k...};
+  y[n, g*M/G + m, o] = sum over c < C/G and the kernel positions p of
+  x[n, g*C/G + c, o*Stride + p*Dilation - StartPadding] * w[g*M/G + m, c, p] (x is 0 outside);
+  computed sizes (in + StartPadding + EndPadding - ((k - 1)*Dilation + 1)) // Stride + 1.
+- Direction BACKWARD (the transposed convolution, the gradient of FORWARD with respect to its
+  input): FilterTensor {C, M/G, k...}; each input element x[n, g*C/G + c, i] adds
+  x * w[g*C/G + c, m, p] to y[n, g*M/G + m, i*Stride + p*Dilation - StartPadding];
+  computed sizes (in - 1)*Stride + (k - 1)*Dilation + 1 - StartPadding - EndPadding.
+- Mode CONVOLUTION flips the filter along every spatial dimension (the mathematical convolution);
+  CROSS_CORRELATION takes it as it is (both Directions).
+
+What the page leaves open, as DirectML's own API computed it (README: CONVOLUTION):
+- OutputPadding, in both Directions, appends that many elements at the end of each spatial axis,
+  written as 0 (no Bias, no contribution; ONNX ConvTranspose's output_padding computes them), and
+  the fused activation then sees those zeros (Linear with Beta 7 gives 7 there). OutputTensor's
+  spatial sizes are the computed sizes plus OutputPadding (OutputPadding may exceed the stride).
+- FLOAT16 is accumulated in FLOAT32 and rounded once (1024 + 63 ones is 1087), with or without
+  DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION.
+- GroupCount in BACKWARD: FilterTensor {C, M/G, k...}, group g's input channels feed output
+  channels g*M/G .. (g + 1)*M/G - 1, as ONNX ConvTranspose's weight.
+- StartPadding/EndPadding in BACKWARD crop the full transposed result at its start and end.
+- DirectML validates less than dml2onnx (each pinned in tests/test_convolution.py): it accepts
+  any OutputTensor spatial size (each element by the sums above, x being 0 outside the input:
+  elements past the computed sizes get the Bias and what still reaches them), Strides or
+  Dilations of 0, and a DimensionCount other than the rank minus 2; dml2onnx refuses these.
+  It refuses (E_INVALIDARG) what dml2onnx refuses on channels, groups, batch and Bias sizes.
+
+Lowering: ONNX Conv (FORWARD) or ConvTranspose (BACKWARD, without output_padding) with pads,
+strides, dilations and group (ConvTranspose's pads symmetric, the rest cropped by a Slice, where the
+CUDA EP must run it: it gives asymmetric ones to the CPU EP), Bias as their B input (reshaped to {M}), the filter reversed by a
+Slice of step -1 for Mode CONVOLUTION, and a Pad of zeros for OutputPadding. The DirectML EP
+maps Conv and ConvTranspose straight back onto DML_OPERATOR_CONVOLUTION (DmlOperatorConvolution.cpp:
+Conv is CROSS_CORRELATION FORWARD, ConvTranspose CROSS_CORRELATION BACKWARD with the filter as it
+is, the pads as StartPadding and EndPadding, OutputPadding zeroed): on the `dml` target they carry
+targets.DML_NODE_DOC. FLOAT16: candidate `native` runs Conv in FLOAT16 (the CUDA EP sets cuDNN's
+compute type to FLOAT for HALF: FLOAT32 accumulation, tensor cores), `float32` casts to FLOAT32
+and rounds once at the end; a fused activation runs in FLOAT32 (its constants are FLOAT32).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import GraphBuilder
+from ..desc import OperatorDesc
+from ..errors import ModelError
+from ..schema import OperatorSchema
+from ..targets import DML_NODE_DOC
+from . import activations, common
+
+TENSORS = ("InputTensor", "FilterTensor", "BiasTensor", "OutputTensor")
+ARRAYS = ("Strides", "Dilations", "StartPadding", "EndPadding", "OutputPadding")
+
+# choices.py: `native` computes in the tensors' type (FLOAT16 Conv on the CUDA EP: cuDNN with
+# tensor cores); `float32` casts FLOAT16 to FLOAT32 first (the same graph as `native` for FLOAT32).
+CANDIDATES = ("native", "float32")
+DML_PREFERENCE = ("native",)
+
+
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    return candidate == "native" or desc.tensor("InputTensor").data_type == dtypes.FLOAT16
+
+
+# -- shapes ---------------------------------------------------------------------------------------
+
+
+def spatial(desc: OperatorDesc) -> int:
+    return desc.tensor("InputTensor").rank - 2
+
+
+def backward(desc: OperatorDesc) -> bool:
+    return desc["Direction"] == "BACKWARD"
+
+
+def kernel_sizes(desc: OperatorDesc) -> tuple[int, ...]:
+    return desc.tensor("FilterTensor").sizes[2:]
+
+
+def output_sizes(desc: OperatorDesc) -> tuple[int, ...]:
+    """The output's spatial sizes from the input, filter and fields (the formulas above); may be
+    < 1 for a desc that validate() refuses."""
+    ins, ks = desc.tensor("InputTensor").sizes[2:], kernel_sizes(desc)
+    out = []
+    for i, (n, k) in enumerate(zip(ins, ks, strict=True)):
+        s, d = desc["Strides"][i], desc["Dilations"][i]
+        start, end, extra = desc["StartPadding"][i], desc["EndPadding"][i], desc["OutputPadding"][i]
+        window = (k - 1) * d + 1
+        if backward(desc):
+            base = (n - 1) * s + window - start - end
+        else:
+            base = (n + start + end - window) // s + 1 if n + start + end >= window else 0
+        out.append(base + extra if base >= 1 else base)
+    return tuple(out)
+
+
+def computed_sizes(desc: OperatorDesc) -> tuple[int, ...]:
+    """The output's sizes less OutputPadding: the elements the convolution computes (DirectML
+    writes 0 to the OutputPadding elements after them, before the fused activation)."""
+    y = desc.tensor("OutputTensor").sizes
+    return y[:2] + tuple(o - p for o, p in zip(y[2:], desc["OutputPadding"], strict=True))
+
+
+def accumulation_length(desc: OperatorDesc) -> int:
+    """Products summed into one output element: C/G * kernel volume (FORWARD), or at most
+    C/G * kernel volume (BACKWARD: fewer where the stride skips kernel positions)."""
+    groups = desc["GroupCount"]
+    return desc.tensor("InputTensor").sizes[1] // groups * math.prod(kernel_sizes(desc))
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+
+def validate(desc: OperatorDesc) -> None:
+    for name in TENSORS:
+        common.check_same_type(desc, name, "InputTensor")
+        common.check_same_rank(desc, name, "InputTensor")
+    dims = desc["DimensionCount"]
+    if dims != spatial(desc):
+        raise ModelError(
+            desc.at("DimensionCount"),
+            f"must be {spatial(desc)}: the spatial dimensions of the {desc.tensor('InputTensor').rank}-D tensors "
+            f"(their rank minus batch and channel), not {dims}",
+        )
+    for name in ARRAYS:
+        if len(desc[name]) != dims:
+            raise ModelError(desc.at(name), f"{name} must have DimensionCount ({dims}) elements, not {len(desc[name])}")
+        for i, v in enumerate(desc[name]):
+            if name in ("Strides", "Dilations") and v < 1:
+                raise ModelError(desc.at(name, i), f"{name} must be at least 1, not {v}")
+    _check_channels(desc)
+    _check_output(desc)
+    if desc["FusedActivation"] is not None:
+        activations.validate(desc["FusedActivation"])
+
+
+def _check_channels(desc: OperatorDesc) -> None:
+    x, w, y = (desc.tensor(n) for n in ("InputTensor", "FilterTensor", "OutputTensor"))
+    groups = desc["GroupCount"]
+    if groups < 1:
+        raise ModelError(desc.at("GroupCount"), f"GroupCount must be at least 1, not {groups}")
+    c, m = x.sizes[1], y.sizes[1]
+    for name, channels in (("InputTensor", c), ("OutputTensor", m)):
+        if channels % groups:
+            raise ModelError(desc.at(name, "Sizes", 1), f"{channels} channels are not divisible by GroupCount {groups}")
+    # FORWARD: {M, C/G, k...}; BACKWARD: {C, M/G, k...}
+    want = (c, m // groups) if backward(desc) else (m, c // groups)
+    why = ("InputTensor's channels", "OutputTensor's channels / GroupCount")
+    if not backward(desc):
+        why = ("OutputTensor's channels", "InputTensor's channels / GroupCount")
+    for i in (0, 1):
+        if w.sizes[i] != want[i]:
+            raise ModelError(desc.at("FilterTensor", "Sizes", i), f"must be {want[i]} ({why[i]}), not {w.sizes[i]}")
+    if y.sizes[0] != x.sizes[0]:
+        raise ModelError(desc.at("OutputTensor", "Sizes", 0), f"must be {x.sizes[0]} (InputTensor's batch), not {y.sizes[0]}")
+    bias = desc.optional_tensor("BiasTensor")
+    if bias is not None:
+        for i, s in enumerate(bias.sizes):
+            want_b = m if i == 1 else 1
+            if s != want_b:
+                raise ModelError(desc.at("BiasTensor", "Sizes", i), f"must be {want_b} (BiasTensor is {{1, M, 1...}}), not {s}")
+
+
+def _check_output(desc: OperatorDesc) -> None:
+    y = desc.tensor("OutputTensor")
+    for i, (want, got) in enumerate(zip(output_sizes(desc), y.sizes[2:], strict=True)):
+        if want < 1:
+            raise ModelError(
+                desc.at("OutputTensor", "Sizes", i + 2),
+                f"the padded input is smaller than the dilated filter along spatial dimension {i}: no output",
+            )
+        if got != want:
+            raise ModelError(desc.at("OutputTensor", "Sizes", i + 2), f"must be {want} ({_formula(desc, i)}), not {got}")
+
+
+def _formula(desc: OperatorDesc, i: int) -> str:
+    if backward(desc):
+        return "(in - 1) * Stride + (k - 1) * Dilation + 1 - StartPadding - EndPadding + OutputPadding"
+    return "(in + StartPadding + EndPadding - ((k - 1) * Dilation + 1)) // Stride + 1 + OutputPadding"
+
+
+# -- lowering -------------------------------------------------------------------------------------
+
+
+def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    half = desc.tensor("InputTensor").data_type == dtypes.FLOAT16
+    widen = half and b.variant == "float32"  # FLOAT16 computed in FLOAT32, rounded once at the end
+
+    def value(name: str) -> str:
+        v = inputs[name]
+        return b.cast(v, dtypes.FLOAT32, f"{name}_to_float32", f"{name} in FLOAT32") if widen else v
+
+    x, w = value("InputTensor"), value("FilterTensor")
+    dims = spatial(desc)
+    if desc["Mode"] == "CONVOLUTION":
+        k = kernel_sizes(desc)
+        big = -(2**63)
+        w = b.node(
+            "Slice",
+            [
+                w,
+                b.i64([s - 1 for s in k], "flip_starts"),
+                b.i64([big] * dims, "flip_ends"),
+                b.i64(list(range(2, 2 + dims)), "flip_axes"),
+                b.i64([-1] * dims, "flip_steps"),
+            ],
+            "flip_filter",
+            "the filter reversed along its spatial axes: Mode CONVOLUTION",
+        )
+    args = [x, w]
+    if desc.optional_tensor("BiasTensor") is not None:
+        channels = desc.tensor("OutputTensor").sizes[1]
+        args.append(b.reshape(value("BiasTensor"), [channels], "bias_vector", "BiasTensor {1, M, 1...} as B {M}"))
+    attrs = {
+        "strides": list(desc["Strides"]),
+        "dilations": list(desc["Dilations"]),
+        "pads": list(desc["StartPadding"]) + list(desc["EndPadding"]),
+        "group": desc["GroupCount"],
+        "kernel_shape": list(kernel_sizes(desc)),
+    }
+    # the dml target: the node DmlOperatorConvolution.cpp turns back into this operator
+    # (CROSS_CORRELATION, the given Direction), marked as such
+    dml = b.target.dml_nodes
+    if backward(desc):
+        start, end = list(desc["StartPadding"]), list(desc["EndPadding"])
+        # The CUDA EP leaves a ConvTranspose with asymmetric pads to the CPU EP (cuDNN pads both
+        # ends alike): elsewhere than on the dml target, pad both ends by the smaller of the two
+        # and crop the rest with a Slice
+        crop = not dml and start != end
+        if crop:
+            attrs["pads"] = [min(s, e) for s, e in zip(start, end, strict=True)] * 2
+        doc = DML_NODE_DOC if dml else "DirectML's BACKWARD convolution (transposed)"
+        y = b.node("ConvTranspose", args, "conv_transpose", doc, **attrs)
+        if crop:
+            first = [s - min(s, e) for s, e in zip(start, end, strict=True)]
+            sizes = computed_sizes(desc)[2:]
+            y = b.node(
+                "Slice",
+                [
+                    y,
+                    b.i64(first, "crop_starts"),
+                    b.i64([f + n for f, n in zip(first, sizes, strict=True)], "crop_ends"),
+                    b.i64(list(range(2, 2 + dims)), "crop_axes"),
+                ],
+                "crop",
+                "the rest of the asymmetric StartPadding/EndPadding: cropped",
+            )
+    else:
+        y = b.node("Conv", args, "conv", DML_NODE_DOC if dml else "DirectML's FORWARD convolution", **attrs)
+    extra = list(desc["OutputPadding"])
+    if any(extra):  # zeros after the computed elements (not ConvTranspose's output_padding, which computes them)
+        rank = desc.tensor("OutputTensor").rank
+        pads = b.i64([0] * rank + [0, 0, *extra], "output_padding")
+        y = b.node("Pad", [y, pads], "output_padding", "OutputPadding: zeros at the end of each spatial axis")
+    act = desc["FusedActivation"]
+    if act is not None:
+        if half and not widen:  # the activations' constants are FLOAT32 (activations.py)
+            y = b.cast(y, dtypes.FLOAT32, "to_float32", "the convolution's FLOAT16 result in FLOAT32")
+            widen = True
+        prefix = b.prefix
+        b.prefix = f"{prefix}/FusedActivation_{act.schema.name.removeprefix('ACTIVATION_')}"
+        y = activations.lower(b, y, act)
+        b.prefix = prefix
+    if widen:
+        y = b.cast(y, dtypes.FLOAT16, "to_float16", "result in FLOAT16")
+    return y
+
+
+# -- reference ------------------------------------------------------------------------------------
+
+
+def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """Direct sums over the kernel positions in FLOAT64 (exact for the tests' inputs), rounded
+    once to the output's type."""
+    x = inputs["InputTensor"].astype(np.float64)
+    w = inputs["FilterTensor"].astype(np.float64)
+    dims, groups = spatial(desc), desc["GroupCount"]
+    if desc["Mode"] == "CONVOLUTION":
+        w = w[(slice(None), slice(None)) + (slice(None, None, -1),) * dims]
+    out_sizes = computed_sizes(desc)
+    n, c = x.shape[:2]
+    m = out_sizes[1]
+    strides, dilations = desc["Strides"], desc["Dilations"]
+    start, end = desc["StartPadding"], desc["EndPadding"]
+    ks = kernel_sizes(desc)
+    xg = x.reshape(n, groups, c // groups, *x.shape[2:])
+    if backward(desc):
+        # w {C, M/G, k...} -> {G, C/G, M/G, k...}; scatter each input element into a full-size
+        # output starting at -StartPadding, then crop
+        wg = w.reshape(groups, c // groups, m // groups, *ks)
+        full = [(i - 1) * s + (k - 1) * d + 1 for i, s, k, d in zip(x.shape[2:], strides, ks, dilations, strict=True)]
+        length = [max(f, st + o) for f, st, o in zip(full, start, out_sizes[2:], strict=True)]
+        acc = np.zeros((n, groups, m // groups, *length))
+        for p in itertools.product(*(range(k) for k in ks)):
+            part = np.einsum("ngc...,gcm->ngm...", xg, wg[(slice(None),) * 3 + p])
+            spots = zip(p, dilations, x.shape[2:], strides, strict=True)
+            where = tuple(slice(q * d, q * d + (i - 1) * s + 1, s) for q, d, i, s in spots)
+            acc[(slice(None),) * 3 + where] += part
+        crop = tuple(slice(st, st + o) for st, o in zip(start, out_sizes[2:], strict=True))
+        y = acc[(slice(None),) * 3 + crop]
+    else:
+        # w {M, C/G, k...} -> {G, M/G, C/G, k...}; x zero-padded by StartPadding/EndPadding
+        wg = w.reshape(groups, m // groups, c // groups, *ks)
+        pad = [(0, 0)] * 3 + [(st, en) for st, en in zip(start, end, strict=True)]
+        xp = np.pad(xg, pad)
+        y = np.zeros((n, groups, m // groups, *out_sizes[2:]))
+        for p in itertools.product(*(range(k) for k in ks)):
+            window = tuple(
+                slice(q * d, q * d + (o - 1) * s + 1, s) for q, d, o, s in zip(p, dilations, out_sizes[2:], strides, strict=True)
+            )
+            y += np.einsum("ngc...,gmc->ngm...", xp[(slice(None),) * 3 + window], wg[(slice(None),) * 3 + p])
+    y = y.reshape(out_sizes)
+    if inputs.get("BiasTensor") is not None:
+        y = y + inputs["BiasTensor"].astype(np.float64)
+    y = np.pad(y, [(0, 0), (0, 0)] + [(0, p) for p in desc["OutputPadding"]])  # OutputPadding: zeros
+    if desc["FusedActivation"] is not None:
+        y = activations.reference(y, desc["FusedActivation"])
+    return y.astype(inputs["InputTensor"].dtype)
+
+
+# -- examples (lowered_ops) -------------------------------------------------------------------------
+
+
+def example(data_type: str, sizes: list[int], filter_sizes: list[int], out_sizes: list[int], **fields: object) -> common.Example:
+    dims = len(sizes) - 2
+    desc: common.Example = {
+        "InputTensor": common.example_tensor(data_type, sizes),
+        "FilterTensor": common.example_tensor(data_type, filter_sizes),
+        "OutputTensor": common.example_tensor(data_type, out_sizes),
+        "Mode": "CROSS_CORRELATION",
+        "Direction": "FORWARD",
+        "DimensionCount": dims,
+        "Strides": [1] * dims,
+        "Dilations": [1] * dims,
+        "StartPadding": [0] * dims,
+        "EndPadding": [0] * dims,
+        "OutputPadding": [0] * dims,
+        "GroupCount": 1,
+    }
+    return desc | fields
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: each type, Mode CONVOLUTION (the filter flip), with Bias and a fused RELU, both
+    directions (OutputPadding: the Pad)."""
+    out = []
+    for t in common.example_types(op, "InputTensor"):
+        extra = {"BiasTensor": common.example_tensor(t, [1, 4, 1, 1]), "FusedActivation": {"Type": "ACTIVATION_RELU"}}
+        out.append(example(t, [1, 2, 5, 5], [4, 2, 3, 3], [1, 4, 3, 3], Mode="CONVOLUTION", **extra))
+        out.append(example(t, [1, 2, 3, 3], [2, 4, 3, 3], [1, 4, 6, 6], Direction="BACKWARD", OutputPadding=[1, 1], **extra))
+    return out
