@@ -31,6 +31,7 @@ class GraphBuilder:
         self.inputs: list[onnx.ValueInfoProto] = []
         self.outputs: list[onnx.ValueInfoProto] = []
         self._used: set[str] = set()
+        self.renamed: dict[str, str] = {}  # value -> the graph output it became (set_output)
 
     # -- naming ----------------------------------------------------------------------------
     def _unique(self, base: str) -> str:
@@ -49,13 +50,18 @@ class GraphBuilder:
 
     def set_output(self, value: str, name: str, dtype: dtypes.DataType, shape: Sequence[int]) -> None:
         """Make `value` the graph output `name`, renaming its producer's output."""
+        value = self.renamed.get(value, value)
         producer = next((n for n in self.nodes if value in n.output), None)
-        if producer is None:  # a graph input or initializer passed straight through
-            self.node("Identity", [value], "output", "passes the value to the output", outputs=[name])
+        if producer is None or any(o.name == value for o in self.outputs):
+            # a graph input or initializer passed straight through, or a value that is already
+            # another output (operators with several outputs)
+            label = "output" if name == "OutputTensor" else f"output_{name}"
+            self.node("Identity", [value], label, "passes the value to the output", outputs=[name])
         else:
             for i, out in enumerate(producer.output):
                 if out == value:
                     producer.output[i] = name
+            self.renamed[value] = name
             for n in self.nodes:
                 for i, inp in enumerate(n.input):
                     if inp == value:

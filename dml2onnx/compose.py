@@ -148,13 +148,18 @@ class _SingleGraph:
             self._check_type(source, tensor.data_type, path + (field,))
             flat = (self.initial if initial else self.read)(source.resource, path + (field,))
             renames[field] = self.view(prefix, field, flat, source, tensor, self.length(source.resource))
-        out_binding, _ = cmd.binding(d.desc.output, d)
-        out = d.desc.tensor(d.desc.output)
-        self._check_type(out_binding, out.data_type, path + (d.desc.output,))
-        renames["OutputTensor"] = f"{prefix}/OutputTensor"
+        written = []
+        for field in d.desc.outputs:
+            out_binding, _ = cmd.binding(field, d)
+            out = d.desc.tensor(field)
+            self._check_type(out_binding, out.data_type, path + (field,))
+            graph_output = lowering.graph_output(d.desc, field)
+            renames[graph_output] = f"{prefix}/{graph_output}"
+            written.append((out_binding, renames[graph_output], out, graph_output))
         self.nodes.extend(renamed_nodes(lowered.graph, renames))
         self.initializers.extend(lowered.graph.initializer)
-        self._write(prefix, out_binding, renames["OutputTensor"], out, path)
+        for out_binding, value, out, graph_output in written:  # in struct order, as DirectML writes
+            self._write(prefix, graph_output, out_binding, value, out, path)
 
     def _add_function(self, f: onnx.FunctionProto, call: onnx.NodeProto, prefix: str) -> None:
         """Several dispatches of one operator type are overloads of `dml.<OPERATOR>` (IR 10)."""
@@ -170,37 +175,44 @@ class _SingleGraph:
                 f"--single-graph needs each resource used with its own data type: '{b.resource}' is {res_type}, bound as {t}",
             )
 
-    def _write(self, prefix: str, b: Binding, value: str, tensor: TensorDesc, path: tuple[str | int, ...]) -> None:
+    def _write(self, prefix: str, output: str, b: Binding, value: str, tensor: TensorDesc, path: tuple[str | int, ...]) -> None:
+        """The graph output `output` (OutputTensor, OutputIndicesTensor, ...) written into its
+        binding's resource."""
+        tag = "" if output == "OutputTensor" else f"{output}_"  # a second output's nodes say whose
         total = self.length(b.resource)
         count = tensor.element_count
         flat = self.node(
             "Reshape",
-            [value, self.const(f"{prefix}/OutputTensor_flat_shape", [-1])],
-            f"{prefix}/OutputTensor_flat",
-            "the output as a flat buffer",
+            [value, self.const(f"{prefix}/{output}_flat_shape", [-1])],
+            f"{prefix}/{output}_flat",
+            f"{output} as a flat buffer" if tag else "the output as a flat buffer",
         )
         if not tensor.packed:  # each element to its buffer offset; the bytes between keep theirs
             start = b.offset // tensor.data_type.size
             offsets = (tensor.offsets().reshape(-1) + start).tolist()
-            before = self.read(b.resource, path + ("OutputTensor",))
+            before = self.read(b.resource, path + (output,))
             self.current[b.resource] = self.node(
                 "ScatterElements",
-                [before, self.const(f"{prefix}/OutputTensor_offsets", offsets), flat],
-                f"{prefix}/written",
+                [before, self.const(f"{prefix}/{output}_offsets", offsets), flat],
+                f"{prefix}/{tag}written",
                 f"'{b.resource}' after the dispatch, written through Strides {list(tensor.layout)}",
                 axis=0,
             )
             return
         start = b.offset // self.model.resources[b.resource].data_type.size  # type: ignore[union-attr]
         if (start, count) != (0, total):
-            before = self.read(b.resource, path + ("OutputTensor",))
+            before = self.read(b.resource, path + (output,))
             parts = []
             if start:
                 parts.append(
                     self.node(
                         "Slice",
-                        [before, self.const(f"{prefix}/kept_head_start", [0]), self.const(f"{prefix}/kept_head_end", [start])],
-                        f"{prefix}/kept_head",
+                        [
+                            before,
+                            self.const(f"{prefix}/{tag}kept_head_start", [0]),
+                            self.const(f"{prefix}/{tag}kept_head_end", [start]),
+                        ],
+                        f"{prefix}/{tag}kept_head",
                         "the buffer before the written part",
                     )
                 )
@@ -211,14 +223,14 @@ class _SingleGraph:
                         "Slice",
                         [
                             before,
-                            self.const(f"{prefix}/kept_tail_start", [start + count]),
-                            self.const(f"{prefix}/kept_tail_end", [total]),
+                            self.const(f"{prefix}/{tag}kept_tail_start", [start + count]),
+                            self.const(f"{prefix}/{tag}kept_tail_end", [total]),
                         ],
-                        f"{prefix}/kept_tail",
+                        f"{prefix}/{tag}kept_tail",
                         "the buffer after the written part",
                     )
                 )
-            flat = self.node("Concat", parts, f"{prefix}/written", f"'{b.resource}' after the dispatch", axis=0)
+            flat = self.node("Concat", parts, f"{prefix}/{tag}written", f"'{b.resource}' after the dispatch", axis=0)
         self.current[b.resource] = flat
 
     def emit(self, index: int, resource: str) -> None:

@@ -66,6 +66,14 @@ class OperatorDesc:
         operators). The lowered graph's output is named OutputTensor either way."""
         return self.schema.tensor_fields(Kind.OUTPUT)[0].name
 
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """Every output tensor field that is set, in struct order: `output` first, then the
+        others (MAX_POOLING2's OutputIndicesTensor, BATCH_NORMALIZATION_TRAINING's mean and
+        variance, attention's present key and value). Each is an output of the lowered graph
+        (lowering.graph_output names it)."""
+        return tuple(f.name for f in self.schema.tensor_fields(Kind.OUTPUT) if self.values[f.name] is not None)
+
 
 def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
     """`{"DataType": ..., "Sizes": [...]}` or `{"Type": "DML_TENSOR_TYPE_BUFFER", "Desc": {...}}`."""
@@ -251,6 +259,13 @@ def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str, earlier: 
             if name not in obj:
                 raise ModelError(p + (name,), "required field is missing")
         return tuple(float(np.float32(expect_float(obj[n], p + (n,)))) for n in ("Scale", "Bias"))
+    if f.kind is Kind.SIZE_2D:  # DML_SIZE_2D {Width, Height}, both required as in DxDispatch
+        obj = expect_object(value, p, "a {Width, Height} object")
+        reject_unknown_keys(obj, ("Width", "Height"), p, "DML_SIZE_2D")
+        for name in ("Width", "Height"):
+            if name not in obj:
+                raise ModelError(p + (name,), "required field is missing")
+        return tuple(expect_uint32(obj[n], p + (n,)) for n in ("Width", "Height"))
     if f.kind is Kind.SCALAR_UNION:
         assert f.data_type is not None
         return parse_scalar(value, p, earlier[f.data_type], f.data_type)

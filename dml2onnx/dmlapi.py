@@ -288,3 +288,10 @@ class DmlApiSession:
 
     def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         return execute(self.desc, feeds, name=self.name).output
+
+    def run_all(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Every output, named as the lowered graph names them (lowering.graph_output)."""
+        from . import lowering
+
+        outputs = execute(self.desc, feeds, name=self.name).outputs
+        return {lowering.graph_output(self.desc, f): v for f, v in outputs.items()}

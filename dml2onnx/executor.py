@@ -72,7 +72,8 @@ class Executor:
         self.opset, self.target = opset, target
         self.buffers = {name: r.new_buffer() for name, r in model.resources.items()}
         self.sessions: dict[str, Any] = {}  # runtime.Session, ReferenceSession or dmlapi.DmlApiSession
-        self.results: list[tuple[str, np.ndarray]] = []  # (dispatchable, output) per dispatch
+        # (dispatchable, {output field: its values}) per dispatch
+        self.results: list[tuple[str, dict[str, np.ndarray]]] = []
         self.emitted: list[tuple[str, np.ndarray]] = []  # (resource, whole buffer) per print/writeFile
         # Tensors bound at initialization (OWNED_BY_DML) take the resources' initial contents.
         self.init_values = {
@@ -129,11 +130,13 @@ class Executor:
         session = self.session(cmd.dispatchable)
         feeds = self.inputs(cmd)
         start = time.perf_counter()
-        result = session.run(feeds)
+        values = session.run_all(feeds)
         ms = (time.perf_counter() - start) * 1e3
         d = self.model.dispatchables[cmd.dispatchable]
-        out, _ = cmd.binding(d.desc.output, d)
-        write_tensor(self.buffers[out.resource], out.offset, d.desc.tensor(d.desc.output), result)
+        result = lowering.by_field(d.desc, values)
+        for field, value in result.items():  # in struct order, as DirectML writes its outputs
+            out, _ = cmd.binding(field, d)
+            write_tensor(self.buffers[out.resource], out.offset, d.desc.tensor(field), value)
         self.results.append((cmd.dispatchable, result))
         self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iterations, {ms:.4f} ms ({self.ep_name})\n")
 

@@ -27,6 +27,18 @@ def input_names(desc: OperatorDesc) -> list[str]:
     return [f.name for f in desc.schema.tensor_fields(Kind.INPUT) if desc[f.name] is not None]
 
 
+def graph_output(desc: OperatorDesc, field: str) -> str:
+    """The graph output holding an output field: OutputTensor for the operator's first output
+    (OutputGradientTensor included, so every single-output graph reads alike), else the field's
+    own name (OutputIndicesTensor, OutputMeanTensor, ...)."""
+    return "OutputTensor" if field == desc.output else field
+
+
+def by_field(desc: OperatorDesc, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """A lowered graph's outputs (Session.run_all: by graph output name) by output field."""
+    return {field: values[graph_output(desc, field)] for field in desc.outputs}
+
+
 def lower(
     desc: OperatorDesc,
     name: str,
@@ -58,13 +70,14 @@ def lower(
             values[n] = b.add_input(n, t.data_type, t.sizes)
         b.shapes[values[n]] = strided.compact_sizes(t) if broadcasts else t.sizes
         shapes.append(b.shapes[values[n]])
-    result = module.lower(desc, b, values)
-    out = desc.tensor(desc.output)
-    if broadcasts and tuple(np.broadcast_shapes(*shapes)) != out.sizes:
-        result = b.node(
-            "Expand", [result, b.i64(list(out.sizes), "output_sizes")], "broadcast", "the result at the output's sizes"
-        )
-    b.set_output(result, "OutputTensor", out.data_type, out.sizes)
+    results = ops.by_output(desc, module.lower(desc, b, values))
+    for field, result in results.items():
+        out = desc.tensor(field)
+        if broadcasts and tuple(np.broadcast_shapes(*shapes)) != out.sizes:
+            result = b.node(
+                "Expand", [result, b.i64(list(out.sizes), "output_sizes")], "broadcast", "the result at the output's sizes"
+            )
+        b.set_output(result, graph_output(desc, field), out.data_type, out.sizes)
     graph = b.graph(name, f"{desc.schema.full_name} lowered by dml2onnx {__version__}")
     opsets = [helper.make_opsetid("", opset)]
     model = helper.make_model(

@@ -113,8 +113,14 @@ class Session:
     session: Any  # onnxruntime.InferenceSession
 
     def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+        """The graph's OutputTensor (the operator's first output)."""
+        return self.run_all(feeds, ["OutputTensor"])["OutputTensor"]
+
+    def run_all(self, feeds: dict[str, np.ndarray], names: list[str] | None = None) -> dict[str, np.ndarray]:
+        """Every graph output (or those named), by name (lowering.graph_output)."""
+        names = names or [o.name for o in self.session.get_outputs()]
         try:
-            return self.session.run(["OutputTensor"], feeds)[0]
+            return dict(zip(names, self.session.run(names, feeds), strict=True))
         except Exception as e:  # ORT raises its own exception types for runtime failures
             raise RuntimeFailure(f"dispatchable '{self.name}' failed on {PROVIDERS[self.ep]}: {e}") from None
 
@@ -187,6 +193,9 @@ class ReferenceSession:
     ep: str = field(default="reference")
 
     def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
-        from . import ops
+        return self.run_all(feeds)["OutputTensor"]
 
-        return ops.MODULES[self.desc.schema.name].reference(self.desc, feeds)
+    def run_all(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        from . import lowering, ops
+
+        return {lowering.graph_output(self.desc, f): v for f, v in ops.reference_outputs(self.desc, feeds).items()}

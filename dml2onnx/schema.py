@@ -376,11 +376,17 @@ ADOPTED: dict[str, tuple[str, ...]] = {
         "ELEMENT_WISE_QUANTIZED_LINEAR_ADD",
     ),
     "batch_normalization": ("BATCH_NORMALIZATION",),
+    "batch_normalization_training": ("BATCH_NORMALIZATION_TRAINING",),
     "local_response_normalization": ("LOCAL_RESPONSE_NORMALIZATION",),
     "lp_normalization": ("LP_NORMALIZATION",),
     "gemm": ("GEMM",),
-    "pooling": ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "MAX_POOLING", "MAX_POOLING1"),
+    "pooling": (
+        *("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1"),
+        *("MAX_POOLING", "MAX_POOLING1", "MAX_POOLING2"),
+    ),
     "convolution": ("CONVOLUTION",),
+    "roi": ("ROI_POOLING", "ROI_ALIGN", "ROI_ALIGN1"),
+    "max_unpooling": ("MAX_UNPOOLING",),
 }
 
 

@@ -3,14 +3,17 @@ data type: indices and 0/1 outputs exactly, floats within measured bounds."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from . import dtypes
 from .schema import OPERATORS
 
-EXACT_OPERATORS = {"ACTIVATION_HARDMAX", "ACTIVATION_HARDMAX1", "ARGMAX", "ARGMIN", "ONE_HOT"}
+# MAX_UNPOOLING moves its input's values (bit for bit) and writes zeros: exact for every type
+EXACT_OPERATORS = {"ACTIVATION_HARDMAX", "ACTIVATION_HARDMAX1", "ARGMAX", "ARGMIN", "ONE_HOT", "MAX_UNPOOLING"}
 
 _ELEMENT_WISE = {name for name, op in OPERATORS.items() if op.fusable}
 _INVERSE_TRIG = {"ELEMENT_WISE_ASIN", "ELEMENT_WISE_ACOS", "ELEMENT_WISE_ATAN", "ELEMENT_WISE_ATAN_YX"}
@@ -108,15 +111,74 @@ def pooling(operator: str, dtype: dtypes.DataType, window: int) -> Tolerance:
     return Tolerance((window + 8) * u, atol)
 
 
+# ROI_ALIGN(1)'s tests (matrix, property, DirectML's API) keep |x| and |OutOfBoundsInputValue| <=
+# ROI_MAGNITUDE, scaled ROI coordinates within +-ROI_COORDINATE and k_x * k_y <= ROI_SAMPLES.
+ROI_MAGNITUDE = 8.0
+ROI_COORDINATE = 64.0
+ROI_SAMPLES = 64
+
+
+def roi(operator: str, dtype: dtypes.DataType, samples: int) -> Tolerance:
+    """ROI_POOLING picks an element (or 0): exact, FLOAT16 too. ROI_ALIGN(1) with `samples` samples
+    per output element, on the tests' inputs (above): a sample's coordinate takes a multiply and
+    two adds in FLOAT32 (within 2 u ROI_COORDINATE, u = 2**-24; an engine may fuse them), and the
+    bilinear value's slope is at most 2 ROI_MAGNITUDE per unit: 4 u C M; the three lerps of its
+    four neighbours add 4 u M; AVERAGE sums the samples ((samples + 1) u M in any order) and
+    divides once. MAX and NEAREST_NEIGHBOR pick values but for the interpolation's roundings.
+    FLOAT16 is computed in FLOAT32 and rounded once: a few FLOAT16 ulps (DirectML's results match within it)."""
+    if operator == "ROI_POOLING":
+        return Tolerance(0, 0)
+    atol = (samples + 6 + 4 * ROI_COORDINATE) * 2.0**-24 * ROI_MAGNITUDE
+    if dtype == dtypes.FLOAT16:
+        return Tolerance(4e-3, atol + 2.0**-11 * ROI_MAGNITUDE)
+    return Tolerance(2.0**-22, atol)
+
+
+# BATCH_NORMALIZATION_TRAINING's tests (matrix, property, DirectML's API) keep at most BNT_LENGTH
+# elements per mean, |x| <= BNT_MAGNITUDE, each group of two or more elements with a standard
+# deviation of at least BNT_SPREAD and |x - mean| <= BNT_Z of them, and |Scale|, |Bias|, |FusedAdd| <= 2.
+BNT_LENGTH = 256
+BNT_MAGNITUDE = 4.0
+BNT_SPREAD = 1.0
+BNT_Z = 3.0
+
+
+def batch_normalization_training(dtype: dtypes.DataType, n: int, ep: str) -> Tolerance:
+    """BATCH_NORMALIZATION_TRAINING over n elements per mean, on the tests' inputs (above), in FLOAT32 (u =
+    2**-24): the mean's sum of n terms errs by at most (n - 1) u sum|x| in any order, the division once
+    more: n u M; x - mean adds 2 u M. The variance sums n non-negative squares (relative (n + 1) u; the
+    mean's error cancels to first order, sum(x - mean) = 0): relative (n + 4) u, and 1 / sqrt(Variance +
+    Epsilon) half that plus 3 u. The output S * (x - mean) / std (S = 2, |x - mean| / std <= Z) errs by
+    S ((n + 2) u M / sigma + Z ((n + 4) / 2 + 3) u), and + Bias + FusedAdd and the activation round a
+    few times more. FLOAT16 is computed in FLOAT32 and rounded once by the graphs (one FLOAT16 ulp,
+    2**-10 relative: the reference rounds too); DirectML (ep dml) sums in FLOAT16 (the mean of 999.5,
+    1001, 1000.5, 1000.5 is 1000 there) and takes the variance about that mean: on the tests' inputs its
+    mean is within one FLOAT16 ulp of M (measured: half that), so S (2**-10 M / sigma + 6 Z 2**-11) more
+    (the ulp, six FLOAT16 roundings of the normalized value), and 4 ulps relative."""
+    u, s, m, sigma, z = 2.0**-24, 2.0, BNT_MAGNITUDE, BNT_SPREAD, BNT_Z
+    atol = s * ((n + 2) * u * m / sigma + z * ((n + 4) / 2 + 3) * u) + 4 * u * (s * z + 4)
+    rtol = (n + 8) * u
+    if dtype != dtypes.FLOAT16:
+        return Tolerance(rtol, atol)
+    h = 2.0**-11
+    if ep == "dml":
+        return Tolerance(rtol + 4 * h, atol + s * (2 * h * m / sigma + 6 * z * h))
+    return Tolerance(rtol + 2 * h, atol)
+
+
 def tolerance(operator: str, dtype: dtypes.DataType, ep: str) -> Tolerance:
     if operator in EXACT_OPERATORS or not dtype.is_float:
         return Tolerance(0, 0)
+    if operator.startswith("ROI_"):
+        return roi(operator, dtype, ROI_SAMPLES)
     if "_POOLING" in operator:
         return pooling(operator, dtype, POOLING_WINDOW)
     if operator == "GEMM":
         return gemm(dtype, GEMM_LENGTH, ep)
     if operator == "CONVOLUTION":
         return convolution(dtype, CONVOLUTION_LENGTH, ep)
+    if operator == "BATCH_NORMALIZATION_TRAINING":
+        return batch_normalization_training(dtype, BNT_LENGTH, ep)
     if dtype == dtypes.FLOAT16:
         return Tolerance(4e-3, 4e-3)  # a few FLOAT16 ulps; the graphs compute in FLOAT32
     if operator.startswith("ACTIVATION_LOG_SOFTMAX") and ep not in ("cpu", "reference"):
@@ -162,3 +224,12 @@ def compare(got: np.ndarray, want: np.ndarray, tol: Tolerance) -> Comparison:
     max_abs, max_rel = float(err.max(initial=0)), float(rel.max(initial=0))
     ok = bool(np.all(err <= tol.atol + tol.rtol * np.abs(np.where(same, 0, w))))
     return Comparison(max_abs, max_rel, ok)
+
+
+def compare_outputs(desc: Any, got: Mapping[str, np.ndarray], want: Mapping[str, np.ndarray], ep: str) -> dict[str, Comparison]:
+    """Every output the desc sets (`got` and `want` keyed by output field), each within its own
+    data type's tolerance (MAX_POOLING2's indices exactly, its values as pooling's floats)."""
+    return {
+        field: compare(got[field], want[field], tolerance(desc.schema.name, desc.tensor(field).data_type, ep))
+        for field in desc.outputs
+    }

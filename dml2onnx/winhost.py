@@ -509,11 +509,13 @@ class WineSession(Session):
 
     nodes: list[str] = field(default_factory=list)
     host: Host | None = None
+    outputs: list[str] = field(default_factory=lambda: ["OutputTensor"])  # the graph's
 
-    def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
+    def run_all(self, feeds: dict[str, np.ndarray], names: list[str] | None = None) -> dict[str, np.ndarray]:
         assert self.host is not None
         what = f"dispatchable '{self.name}' failed on DmlExecutionProvider (Wine)"
-        return self.host.run(self.session.sid, feeds, ["OutputTensor"], what)[0]
+        names = names or self.outputs
+        return dict(zip(names, self.host.run(self.session.sid, feeds, names, what), strict=True))
 
     def assignment(self) -> dict[str, list[str]]:
         """With session.disable_cpu_ep_fallback=1 a session loads only when DirectML takes every
@@ -549,4 +551,4 @@ def create(model: onnx.ModelProto, name: str) -> WineSession:
             f"dispatchable '{name}': DmlExecutionProvider (Wine) cannot run the lowered graph: {first}"
         ) from None
     nodes = [f"{n.name} ({n.op_type})" for n in model.graph.node]
-    return WineSession(name, "dml", _HostSession(sid), nodes, h)
+    return WineSession(name, "dml", _HostSession(sid), nodes, h, [o.name for o in model.graph.output])

@@ -18,7 +18,6 @@ import numpy as np
 import onnx
 from onnx import compose, helper
 
-from dml2onnx import winhost
 from dml2onnx.errors import RuntimeFailure
 from dml2onnx.runtime import Session
 
@@ -74,25 +73,15 @@ def merge(models: Sequence[onnx.ModelProto], name: str = "batch") -> onnx.ModelP
 Create = Callable[[onnx.ModelProto, str], Session]
 
 
-def fetch(session: Session, feeds: dict[str, np.ndarray], outputs: list[str]) -> list[np.ndarray]:
-    """Several outputs of one run (Session.run fetches only `OutputTensor`)."""
-    if isinstance(session, winhost.WineSession):
-        assert session.host is not None
-        return session.host.run(session.session.sid, feeds, outputs, f"'{session.name}' on the Wine host")
-    try:
-        return list(session.session.run(outputs, feeds))
-    except Exception as e:  # ONNX Runtime raises its own exception types
-        raise RuntimeFailure(f"'{session.name}' failed: {e}") from None
-
-
 def run_merged(members: Sequence[Member], create: Create, name: str) -> tuple[Session, dict[str, dict[str, np.ndarray]]]:
     """One session for all `members`, run once: each member's outputs by its own output names."""
     session = create(merge([m.model for m in members], name), name)
     feeds = {prefix(i) + k: v for i, m in enumerate(members) for k, v in m.feeds.items()}
     names = [[o.name for o in m.model.graph.output] for m in members]
-    fetched = fetch(session, feeds, [prefix(i) + o for i, outs in enumerate(names) for o in outs])
-    it = iter(fetched)
-    return session, {m.key: {o: next(it) for o in outs} for m, outs in zip(members, names, strict=True)}
+    fetched = session.run_all(feeds, [prefix(i) + o for i, outs in enumerate(names) for o in outs])
+    return session, {
+        m.key: {o: fetched[prefix(i) + o] for o in outs} for i, (m, outs) in enumerate(zip(members, names, strict=True))
+    }
 
 
 def run_bisecting(

@@ -255,11 +255,14 @@ FAMILIES = (
     "matrix_element_wise_pow",
     "matrix_element_wise_quantized",
     "matrix_batch_normalization",
+    "matrix_batch_normalization_training",
     "matrix_local_response_normalization",
     "matrix_lp_normalization",
     "matrix_convolution",
     "matrix_gemm",
     "matrix_pooling",
+    "matrix_roi",
+    "matrix_max_unpooling",
 )
 
 

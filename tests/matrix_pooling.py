@@ -1,5 +1,6 @@
 """Matrix cases for the pooling operators (dml2onnx/ops/pooling.py): AVERAGE_POOLING(1),
-LP_POOLING(1) and MAX_POOLING(1), every data type of each page's newest table, 2 and 3 spatial
+LP_POOLING(1) and MAX_POOLING(1, 2), MAX_POOLING1 and 2 with and without OutputIndicesTensor
+(each index type of the newest table), every data type of each page's newest table, 2 and 3 spatial
 dimensions (4-D and 5-D tensors), windows of 1 to 3 elements per dimension, strides of 1 and 2,
 symmetric, asymmetric and no padding, padding as large as the window (windows entirely in
 padding), dilations in the "1" versions (OutputTensor's sizes by the dilated extent, and by the
@@ -32,7 +33,7 @@ P_VALUES = (1, 2, 3)
 
 def _fields(op: str, dtype: dtypes.DataType, config: tuple[Any, ...], k: int) -> dict[str, Any]:
     sizes, strides, window, start, end, dilations = config
-    dilated = op.endswith("1") and not op.startswith("MAX")
+    dilated = op in ("AVERAGE_POOLING1", "LP_POOLING1", "MAX_POOLING2")
     # config 2 of the dilated versions: OutputTensor's sizes by the pages' formula with WindowSize
     # (windows past the padded input), the others with the dilated window's extent
     by_extent = dilated and k != 2
@@ -55,6 +56,9 @@ def _fields(op: str, dtype: dtypes.DataType, config: tuple[Any, ...], k: int) ->
         fields["IncludePadding"] = bool(k % 2)
     if op.startswith("LP"):
         fields["P"] = P_VALUES[k % len(P_VALUES)]
+    if op in ("MAX_POOLING1", "MAX_POOLING2") and k % 2 == 0:  # the indices on every other config
+        index_types = schema.OPERATORS[op].support[0].tensors["OutputIndicesTensor"].types
+        fields["OutputIndicesTensor"] = _tensor(index_types[(k // 2) % len(index_types)], out)
     return fields
 
 
@@ -74,7 +78,7 @@ def _input(rng: np.random.Generator, op: str, dtype: dtypes.DataType, sizes: tup
 
 def cases() -> Iterator[Case]:
     rng = np.random.default_rng(41)
-    for op in ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "MAX_POOLING", "MAX_POOLING1"):
+    for op in ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "MAX_POOLING", "MAX_POOLING1", "MAX_POOLING2"):
         for dtype in schema.OPERATORS[op].support[0].tensors["InputTensor"].types:
             for k, config in enumerate(CONFIGS):
                 repeats = 2 if op.startswith("AVERAGE") else 1  # IncludePadding both ways on every config
@@ -83,4 +87,5 @@ def cases() -> Iterator[Case]:
                     x = _input(rng, op, dtype, config[0], k)
                     extra = f"-include{int(fields['IncludePadding'])}" if "IncludePadding" in fields else ""
                     extra += f"-p{fields['P']}" if "P" in fields else ""
+                    extra += f"-indices{fields['OutputIndicesTensor']['DataType']}" if "OutputIndicesTensor" in fields else ""
                     yield Case(f"{op}-{dtype}-config{k}{extra}", op, fields, {"InputTensor": x})

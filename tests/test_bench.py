@@ -48,6 +48,14 @@ def test_bench_json() -> None:
         assert r["nodes_off_ep"] == [] and r["lowering"] == "one_hot"
 
 
+def test_bench_binds_every_output() -> None:
+    """MAX_POOLING1 with OutputIndicesTensor: both outputs are bound on the device and counted."""
+    status, out, err = run_cli("bench", str(MODELS / "pooling.json"), "--ep", "cpu", "-i", "2", "--json")
+    assert status == 0, err
+    row = next(r for r in json.loads(out)["dispatchables"] if r["dispatchable"] == "max_pool")
+    assert row["bytes"] == 8 * 4 + 4 * 4 + 4 * 4  # the input, the values and the UINT32 indices
+
+
 def test_bench_rejects_zero_iterations() -> None:
     status, _, err = run_cli("bench", str(MODELS / "argmax.json"), "--ep", "cpu", "-i", "0")
     assert status == 2 and "--iterations" in err

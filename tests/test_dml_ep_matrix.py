@@ -52,9 +52,8 @@ from onnx import helper
 
 from dml2onnx import lowering, ops, runtime, winhost
 from dml2onnx.runtime import Session
-from dml2onnx.tolerances import compare, tolerance
 from matrix import Case, all_cases
-from support import make_desc
+from support import make_desc, mismatches
 
 pytestmark = [
     pytest.mark.dml,
@@ -203,14 +202,13 @@ class TargetRun:
     unconfirmed: list[str]  # failing nodes whose first case loaded alone
 
 
-def compared(case: Case, got: np.ndarray) -> Verdict:
+def compared(case: Case, got: dict[str, np.ndarray]) -> Verdict:
+    """`got`: the case's every output by graph output name."""
     desc = make_desc(case.op, case.fields)
-    want = ops.MODULES[desc.schema.name].reference(desc, case.inputs)
-    c = compare(got, want, tolerance(case.op, desc.tensor(desc.output).data_type, "dml"))
-    if c.ok:
+    detail = mismatches(desc, lowering.by_field(desc, got), ops.reference_outputs(desc, case.inputs), "dml")
+    if not detail:
         return Verdict(case.id, True)
     reason = dml_findings.known_disagreement(case.id) or dml_ep_failure_reason(case.id)
-    detail = f"max abs {c.max_abs}, max rel {c.max_rel}; got {got.ravel()[:8]} want {want.ravel()[:8]}"
     return Verdict(case.id, False, reason, detail)
 
 
@@ -237,7 +235,7 @@ def target_run(target: str) -> TargetRun:
             outputs, failures = run([Member(low.case.id, low.model, low.case.inputs)], f"{target}-confirm")
             if not failures:
                 unconfirmed.append(f"{node} (case {low.case.id})")
-                verdicts[low.case.id] = compared(low.case, outputs[low.case.id]["OutputTensor"])
+                verdicts[low.case.id] = compared(low.case, outputs[low.case.id])
                 continue
         verdicts[low.case.id] = failed(low.case.id, f"node {node}: {bad_nodes[node]}")
     for start in range(0, len(rest), BATCH_SIZE):
@@ -247,7 +245,7 @@ def target_run(target: str) -> TargetRun:
             if x.case.id in failures:
                 verdicts[x.case.id] = failed(x.case.id, failures[x.case.id])
             else:
-                verdicts[x.case.id] = compared(x.case, outputs[x.case.id]["OutputTensor"])
+                verdicts[x.case.id] = compared(x.case, outputs[x.case.id])
     return TargetRun(verdicts, bad_nodes, unconfirmed)
 
 

@@ -99,7 +99,11 @@ def test_every_edge_has_a_type_and_shape() -> None:
             assert n.name.startswith("case/") and n.doc_string, (case.id, n.name)
 
 
-@pytest.mark.parametrize("case", all_cases()[::25], ids=lambda c: c.id)
+# every 25th matrix case, and two with several outputs (MAX_POOLING2's indices)
+FUNCTION_CASES = all_cases()[::25] + [c for c in all_cases() if c.op == "MAX_POOLING2" and "indices" in c.id][:2]
+
+
+@pytest.mark.parametrize("case", FUNCTION_CASES, ids=lambda c: c.id)
 def test_function_models_give_the_same_results(case: object) -> None:
     desc = make_desc(case.op, case.fields)  # type: ignore[attr-defined]
     plain = lowering.lower(desc, "case")
@@ -107,9 +111,11 @@ def test_function_models_give_the_same_results(case: object) -> None:
     assert [(n.domain, n.op_type) for n in wrapped.graph.node] == [("dml", desc.schema.name)]
     assert wrapped.functions[0].name == desc.schema.name
     inputs = case.inputs  # type: ignore[attr-defined]
-    a = runtime.create(plain, "case", "cpu").run(inputs)
-    b = runtime.create(wrapped, "case", "cpu").run(inputs)
-    np.testing.assert_array_equal(a, b)
+    a = runtime.create(plain, "case", "cpu").run_all(inputs)
+    b = runtime.create(wrapped, "case", "cpu").run_all(inputs)
+    assert list(a) == list(b) == [lowering.graph_output(desc, f) for f in desc.outputs]  # every output
+    for name in a:
+        np.testing.assert_array_equal(a[name], b[name])
 
 
 @pytest.mark.parametrize("functions", [False, True])

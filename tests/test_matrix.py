@@ -9,19 +9,17 @@ import pytest
 
 from dml2onnx import choices, lowering, ops, runtime
 from dml2onnx.builder import DEFAULT_OPSET
-from dml2onnx.tolerances import compare, tolerance
 from matrix import Case, all_cases
-from support import EP_PARAMS, make_desc
+from support import EP_PARAMS, every_output, make_desc, mismatches
 
 CASES = all_cases()
 
 
-def run_case(case: Case, ep: str, variant: str | None = None) -> tuple[np.ndarray, np.ndarray, list[str]]:
+def run_case(case: Case, ep: str, variant: str | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:
+    """Every output of the lowered graph on `ep` and of the reference, and the nodes off `ep`."""
     desc = make_desc(case.op, case.fields)
     session = runtime.create(lowering.lower(desc, "case", variant=variant), "case", ep)
-    got = session.run(case.inputs)
-    want = ops.MODULES[desc.schema.name].reference(desc, case.inputs)
-    return got, want, session.nodes_off_ep()
+    return every_output(session, desc, case.inputs), ops.reference_outputs(desc, case.inputs), session.nodes_off_ep()
 
 
 def variants() -> list[tuple[Case, str]]:
@@ -37,6 +35,4 @@ CASE_VARIANTS = variants()
 def test_case(case: Case, variant: str, ep: str) -> None:
     got, want, off = run_case(case, ep, variant)
     assert off == [], f"nodes off {ep}: {off}"
-    out_type = (d := make_desc(case.op, case.fields)).tensor(d.output).data_type
-    c = compare(got, want, tolerance(case.op, out_type, ep))
-    assert c.ok, f"max abs {c.max_abs}, max rel {c.max_rel}\ngot  {got.ravel()[:16]}\nwant {want.ravel()[:16]}"
+    assert not (bad := mismatches(make_desc(case.op, case.fields), got, want, ep)), bad

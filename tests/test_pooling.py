@@ -1,5 +1,6 @@
 """The pooling operators (dml2onnx/ops/pooling.py): AVERAGE_POOLING, AVERAGE_POOLING1, LP_POOLING,
-LP_POOLING1, MAX_POOLING and MAX_POOLING1 (OutputTensor only). The page's example, by-hand
+LP_POOLING1, MAX_POOLING, MAX_POOLING1 and MAX_POOLING2 (with OutputIndicesTensor: two outputs).
+The page's example, by-hand
 values, what DirectML's own API computed where the pages are silent, validation, the nodes each
 target emits, and properties over random windows, strides, paddings, dilations and types
 against the numpy reference. The matrix (tests/matrix_pooling.py) runs them on every EP present
@@ -15,14 +16,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dml2onnx import choices, dml_ep, dmlapi, lowering, ops, runtime, schema, tolerances
+from dml2onnx import choices, dml_ep, dmlapi, lowering, ops, runtime, schema
 from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.errors import format_path
 from dml2onnx.ops.pooling import ROWS, Window
 from strategies import SEEDS
-from support import EPS, make_desc, refusal, run_cli, tensor
+from support import EPS, every_output, make_desc, mismatches, printed, refusal, run_cli, tensor
 
 OPS = list(ROWS)
+DILATED = ("AVERAGE_POOLING1", "LP_POOLING1", "MAX_POOLING2")
+INDEXED = ("MAX_POOLING1", "MAX_POOLING2")  # with an optional OutputIndicesTensor
 
 
 def pool_fields(op: str, dtype: str, sizes: list[int], window: list[int], **more: Any) -> dict[str, Any]:
@@ -35,7 +38,7 @@ def pool_fields(op: str, dtype: str, sizes: list[int], window: list[int], **more
         "StartPadding": [0] * n,
         "EndPadding": [0] * n,
     }
-    if op in ("AVERAGE_POOLING1", "LP_POOLING1"):
+    if op in DILATED:
         fields["Dilations"] = [1] * n
     if op.startswith("AVERAGE"):
         fields["IncludePadding"] = False
@@ -51,36 +54,76 @@ def pool_fields(op: str, dtype: str, sizes: list[int], window: list[int], **more
         tuple(fields.get("Dilations", [1] * n)),
     )
     out = [*sizes[:2], *w.output_sizes(tuple(sizes[2:]))]
-    return {"InputTensor": tensor(dtype, sizes), "OutputTensor": tensor(dtype, out)} | fields
+    result = {"InputTensor": tensor(dtype, sizes), "OutputTensor": tensor(dtype, out)} | fields
+    if isinstance(fields.get("OutputIndicesTensor"), str):  # the index type: sizes as OutputTensor's
+        result["OutputIndicesTensor"] = tensor(fields["OutputIndicesTensor"], out)
+    return result
 
 
 def every_variant(op: str, fields: dict[str, Any], x: np.ndarray, ep: str = "cpu") -> np.ndarray:
-    """The reference, after checking every candidate on the targets that run on `ep` against it
-    (the `dml` target: the static DirectML EP check)."""
+    """The reference's OutputTensor, after checking every candidate on the targets that run on
+    `ep` against the reference, every output (the `dml` target: the static DirectML EP check)."""
+    return every_output_variant(op, fields, x, ep)["OutputTensor"]
+
+
+def every_output_variant(op: str, fields: dict[str, Any], x: np.ndarray, ep: str = "cpu") -> dict[str, np.ndarray]:
     desc = make_desc(op, fields)
-    want = ops.MODULES[op].reference(desc, {"InputTensor": x})
-    tol = tolerances.tolerance(op, desc.tensor("OutputTensor").data_type, ep)
+    want = ops.reference_outputs(desc, {"InputTensor": x})
     for variant in choices.available(desc, DEFAULT_OPSET):
         for target in ("portable", ep, "dml"):
             model = lowering.lower(desc, "t", target=target, variant=variant)
             assert dml_ep.check(model) == [], (target, variant)
             if target == "dml":
                 continue
-            got = runtime.create(model, "t", ep).run({"InputTensor": x})
-            c = tolerances.compare(got, want, tol)
-            assert c.ok, (op, variant, target, c, got.ravel()[:8], want.ravel()[:8])
+            got = every_output(runtime.create(model, "t", ep), desc, {"InputTensor": x})
+            assert not (bad := mismatches(desc, got, want, ep)), (op, variant, target, bad)
     return want
 
 
 # -- the pages' example and by-hand values ----------------------------------------------------------
 
 
+PAGE_X = np.array([[3, 5, 7, 1], [9, 4, 2, 8]], np.float32).reshape(1, 1, 2, 4)
+
+
 def test_max_pooling1_page_example() -> None:
     """MAX_POOLING1's OutputIndicesTensor example: [[3,5,7,1],[9,4,2,8]] with a window of 1x3 gives
-    [[7,7],[9,8]] (its values; the indices output is not lowered yet)."""
-    x = np.array([[3, 5, 7, 1], [9, 4, 2, 8]], np.float32).reshape(1, 1, 2, 4)
-    for op in ("MAX_POOLING", "MAX_POOLING1"):
-        assert every_variant(op, pool_fields(op, "FLOAT32", [1, 1, 2, 4], [1, 3]), x).tolist() == [[[[7, 7], [9, 8]]]]
+    [[7,7],[9,8]] at indices [[2,2],[4,7]] (the input seen as one contiguous array)."""
+    for op in ("MAX_POOLING", "MAX_POOLING1", "MAX_POOLING2"):
+        assert every_variant(op, pool_fields(op, "FLOAT32", [1, 1, 2, 4], [1, 3]), PAGE_X).tolist() == [[[[7, 7], [9, 8]]]]
+    for op in INDEXED:
+        for index_type in ("UINT32", "UINT64"):
+            fields = pool_fields(op, "FLOAT32", [1, 1, 2, 4], [1, 3], OutputIndicesTensor=index_type)
+            got = every_output_variant(op, fields, PAGE_X)["OutputIndicesTensor"]
+            assert got.dtype == np.dtype(index_type.lower()) and got.tolist() == [[[[2, 2], [4, 7]]]]
+
+
+def test_indices_count_batches_and_channels_and_take_the_first_maximum() -> None:
+    """As DirectML's API computed them (test_directml_indices): an index counts every batch and
+    channel before it; of equal maxima the first in the window wins; NaN, -inf and the lowest
+    value all count as the lowest (a window of them gives its first input element); a window
+    entirely in padding gives 0."""
+    x = np.arange(2 * 3 * 4 * 4, dtype=np.float32).reshape(2, 3, 4, 4)
+    got = every_output_variant(
+        "MAX_POOLING2",
+        pool_fields("MAX_POOLING2", "FLOAT32", [2, 3, 4, 4], [2, 2], Strides=[2, 2], OutputIndicesTensor="UINT32"),
+        x,
+    )
+    assert got["OutputIndicesTensor"][1, 2].ravel().tolist() == [85, 87, 93, 95]
+    for x_row, extra, want in INDEX_CASES:
+        fields = pool_fields("MAX_POOLING2", "FLOAT32", [1, 1, 2, 2], [2, 2], OutputIndicesTensor="UINT64", **extra)
+        got = every_output_variant("MAX_POOLING2", fields, np.array(x_row, np.float32).reshape(1, 1, 2, 2))
+        assert got["OutputIndicesTensor"].ravel().tolist() == want, (x_row, extra)
+
+
+# (input [1, 1, 2, 2] row, fields, DirectML's indices) for a 2x2 window
+INDEX_CASES = [
+    ([1, 1, 1, 1], {}, [0]),
+    ([np.nan, 3, np.nan, 3], {}, [1]),
+    ([np.nan, -np.inf, np.nan, np.nan], {}, [0]),
+    ([float(np.finfo(np.float32).min)] * 4, {"StartPadding": [1, 1], "EndPadding": [1, 1]}, [0, 0, 1, 0, 0, 1, 2, 2, 3]),
+    ([0, 1, 2, 3], {"Strides": [3, 3], "StartPadding": [2, 2], "EndPadding": [2, 2]}, [0, 0, 0, 3]),
+]
 
 
 X = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
@@ -197,6 +240,26 @@ def test_directml_computes_so() -> None:
         np.testing.assert_array_equal(got.ravel(), np.array(want, t), err_msg=f"{op} {dtype} {extra}")
 
 
+@pytest.mark.skipif(_why is not None, reason=f"DirectML's API under Wine is not set up ({_why})")
+def test_directml_indices() -> None:
+    """What test_indices_count_batches_and_channels_and_take_the_first_maximum and the page's
+    example take, as DirectML computes it."""
+    for op in INDEXED:
+        desc = make_desc(op, pool_fields(op, "FLOAT32", [1, 1, 2, 4], [1, 3], OutputIndicesTensor="UINT32"))
+        assert dmlapi.execute(desc, {"InputTensor": PAGE_X}).outputs["OutputIndicesTensor"].tolist() == [[[[2, 2], [4, 7]]]]
+    x = np.arange(2 * 3 * 4 * 4, dtype=np.float32).reshape(2, 3, 4, 4)
+    desc = make_desc(
+        "MAX_POOLING2", pool_fields("MAX_POOLING2", "FLOAT32", [2, 3, 4, 4], [2, 2], Strides=[2, 2], OutputIndicesTensor="UINT32")
+    )
+    assert dmlapi.execute(desc, {"InputTensor": x}).outputs["OutputIndicesTensor"][1, 2].ravel().tolist() == [85, 87, 93, 95]
+    for x_row, extra, want in INDEX_CASES:
+        desc = make_desc(
+            "MAX_POOLING2", pool_fields("MAX_POOLING2", "FLOAT32", [1, 1, 2, 2], [2, 2], OutputIndicesTensor="UINT64", **extra)
+        )
+        got = dmlapi.execute(desc, {"InputTensor": np.array(x_row, np.float32).reshape(1, 1, 2, 2)}).outputs
+        assert got["OutputIndicesTensor"].ravel().tolist() == want, (x_row, extra)
+
+
 # -- validation ----------------------------------------------------------------------------------
 
 BASE = pool_fields("MAX_POOLING1", "FLOAT32", [1, 2, 5, 5], [3, 3])
@@ -211,9 +274,15 @@ def base(op: str) -> dict[str, Any]:
     [
         (
             "MAX_POOLING1",
-            BASE | {"OutputIndicesTensor": tensor("UINT32", [1, 2, 3, 3])},
-            "desc.OutputIndicesTensor",
-            "not lowered yet",
+            BASE | {"OutputIndicesTensor": tensor("UINT32", [1, 2, 3, 4])},
+            "desc.OutputIndicesTensor.Sizes",
+            "must be OutputTensor's Sizes [1, 2, 3, 3]",
+        ),
+        (
+            "MAX_POOLING2",
+            base("MAX_POOLING2") | {"OutputIndicesTensor": tensor("INT32", [1, 2, 3, 3])},
+            "desc.OutputIndicesTensor.DataType",
+            "UINT64",
         ),
         (
             "MAX_POOLING1",
@@ -275,13 +344,15 @@ def test_max_pooling_types_by_feature_level() -> None:
     assert "feature level 3_0 allows it" in str(e)
 
 
-def test_invalid_model_exits_2(tmp_path: Any) -> None:
-    desc = BASE | {"OutputIndicesTensor": tensor("UINT32", [1, 2, 3, 3])}
+def test_a_model_binds_both_outputs(tmp_path: Any) -> None:
+    """A DxDispatch model with MAX_POOLING1's OutputIndicesTensor bound: `run` writes both outputs
+    (the executor writes every output of a dispatchable to its binding)."""
+    desc = pool_fields("MAX_POOLING1", "FLOAT32", [1, 1, 2, 4], [1, 3], OutputIndicesTensor="UINT32")
     model = {
         "resources": {
-            "x": {"initialValuesDataType": "FLOAT32", "initialValues": [0.0] * 50},
-            "y": {"initialValuesDataType": "FLOAT32", "initialValues": [0.0] * 18},
-            "i": {"initialValuesDataType": "UINT32", "initialValues": [0] * 18},
+            "x": {"initialValuesDataType": "FLOAT32", "initialValues": PAGE_X.ravel().tolist()},
+            "y": {"initialValuesDataType": "FLOAT32", "initialValues": [0.0] * 4},
+            "i": {"initialValuesDataType": "UINT32", "initialValues": [9] * 4},
         },
         "dispatchables": {"pool": {"type": "DML_OPERATOR_MAX_POOLING1", "desc": desc}},
         "commands": [
@@ -289,13 +360,23 @@ def test_invalid_model_exits_2(tmp_path: Any) -> None:
                 "type": "dispatch",
                 "dispatchable": "pool",
                 "bindings": {"InputTensor": "x", "OutputTensor": "y", "OutputIndicesTensor": "i"},
-            }
+            },
+            {"type": "print", "resource": "y"},
+            {"type": "print", "resource": "i"},
         ],
     }
     path = tmp_path / "m.json"
     path.write_text(json.dumps(model))
+    code, out, err = run_cli("run", str(path))
+    assert code == 0, err
+    assert printed(out) == {"y": [7, 7, 9, 8], "i": [2, 2, 4, 7]}
+    code, out, err = run_cli("check", str(path))
+    assert code == 0 and "0:pool.OutputIndicesTensor" in out, out
+    unbound = json.loads(path.read_text())
+    del unbound["commands"][0]["bindings"]["OutputIndicesTensor"]
+    path.write_text(json.dumps(unbound))
     code, _, err = run_cli("run", str(path))
-    assert code == 2 and "dispatchables.pool.desc.OutputIndicesTensor" in err and "not lowered yet" in err, err
+    assert code == 2 and "OutputIndicesTensor of 'pool' is not bound" in err, err
 
 
 def test_rows_are_the_adopted_operators() -> None:
@@ -318,6 +399,13 @@ def test_the_dml_target_emits_the_pooling_nodes() -> None:
     assert nodes("MAX_POOLING", pool_fields("MAX_POOLING", "INT8", [1, 2, 5, 5], [3, 3], **pads), "dml") == ["MaxPool"]
     dilated = pool_fields("MAX_POOLING1", "FLOAT32", [1, 2, 5, 5], [2, 2])
     assert nodes("MAX_POOLING1", dilated, "dml") == ["MaxPool"]
+    # the indices: MaxPool's second output on the dml target (the DirectML EP maps it onto
+    # OutputIndicesTensor); elsewhere the first maximum found by Equal/Where/Min over the window
+    # (the CUDA EP's MaxPool indices miss windows of equal lowest values)
+    indexed = pool_fields("MAX_POOLING2", "FLOAT32", [1, 2, 5, 5], [2, 2], Dilations=[2, 1], OutputIndicesTensor="UINT64")
+    assert nodes("MAX_POOLING2", indexed, "dml") == ["MaxPool", "Cast"]
+    portable = nodes("MAX_POOLING2", indexed, "portable")
+    assert portable.count("MaxPool") == 1 and {"Equal", "Where", "Min"} <= set(portable)
     # on the portable target, LP is an AveragePool of |x|^P (the CUDA EP has no LpPool)
     assert "LpPool" not in nodes("LP_POOLING", pool_fields("LP_POOLING", "FLOAT32", [1, 2, 5, 5], [3, 3], **pads), "portable")
     # dilated AVERAGE and LP, 32/64-bit MAX, and padding as large as the window: the slices
@@ -339,15 +427,18 @@ def cases(draw: st.DrawFn) -> tuple[str, dict[str, Any], np.ndarray]:
     dtype = draw(st.sampled_from([t.name for t in schema.OPERATORS[op].support[0].tensors["InputTensor"].types]))
     n = draw(st.integers(2, 3))
     window = [draw(st.integers(1, 3)) for _ in range(n)]
-    dilations = [draw(st.integers(1, 2)) for _ in range(n)] if op in ("AVERAGE_POOLING1", "LP_POOLING1") else [1] * n
+    dilations = [draw(st.integers(1, 2)) for _ in range(n)] if op in DILATED else [1] * n
     start = [draw(st.integers(0, k)) for k in window]
     end = [draw(st.integers(0, k)) for k in window]
     sizes = [draw(st.integers(1, 3)), draw(st.integers(1, 3))]
     for k, d, s, e in zip(window, dilations, start, end, strict=True):
         sizes.append(max(draw(st.integers(1, 6)), (k - 1) * d + 1 - s - e))
     more: dict[str, Any] = {"Strides": [draw(st.integers(1, 3)) for _ in range(n)], "StartPadding": start, "EndPadding": end}
-    if op in ("AVERAGE_POOLING1", "LP_POOLING1"):
+    if op in DILATED:
         more["Dilations"] = dilations
+    if op in INDEXED and draw(st.booleans()):
+        types = schema.OPERATORS[op].support[0].tensors["OutputIndicesTensor"].types
+        more["OutputIndicesTensor"] = draw(st.sampled_from([t.name for t in types]))
     if op.startswith("AVERAGE"):
         more["IncludePadding"] = draw(st.booleans())
     if op.startswith("LP"):
@@ -376,15 +467,20 @@ def test_reference_matches_the_pages_loops(case: tuple[str, dict[str, Any], np.n
     """The reference against a loop over every output element and window element, in Python numbers."""
     op, fields, x = case
     desc = make_desc(op, fields)
-    got = ops.MODULES[op].reference(desc, {"InputTensor": x})
+    outputs = ops.reference_outputs(desc, {"InputTensor": x})
+    got = outputs["OutputTensor"]
     n = fields["DimensionCount"]
     dil = fields.get("Dilations", [1] * n)
     for index in np.ndindex(got.shape):
-        vals = []
+        vals, where = [], []
         for tap in np.ndindex(*fields["WindowSize"]):
             pos = [index[2 + a] * fields["Strides"][a] - fields["StartPadding"][a] + tap[a] * dil[a] for a in range(n)]
             if all(0 <= p < x.shape[2 + a] for a, p in enumerate(pos)):
                 vals.append(x[(index[0], index[1], *pos)].item())
+                where.append(int(np.ravel_multi_index((index[0], index[1], *pos), x.shape)))
+        if "OutputIndicesTensor" in outputs:  # the first of the largest; 0 for padding alone
+            first = where[vals.index(max(vals))] if vals else 0
+            assert outputs["OutputIndicesTensor"][index].item() == first, (index, vals, where)
         if op.startswith("MAX"):
             want = max(vals) if vals else None
         elif op.startswith("LP"):

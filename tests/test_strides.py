@@ -45,7 +45,7 @@ def test_run_reads_a_padded_transposed_input_and_writes_a_padded_output(tmp_path
     )
     ex = Executor(parse(model, tmp_path), "cpu", write_files=False)
     ex.run()
-    assert ex.results[0][1].ravel().tolist() == [0, 1, 0]  # [5, 2] -> 0, [1, 8] -> 1, [9, 3] -> 0
+    assert ex.results[0][1]["OutputTensor"].ravel().tolist() == [0, 1, 0]  # [5, 2] -> 0, [1, 8] -> 1, [9, 3] -> 0
     assert ex.emitted[0][1].tolist() == [0, 77, 1, 77, 0, 77]  # the padding keeps its values
 
 
@@ -83,7 +83,7 @@ def test_export_buffer_inputs_and_single_graph_equal_run(layout: str, tmp_path: 
     (tmp_path / "m.json").write_text(json.dumps(model))
     ex = Executor(parse(model, tmp_path), "cpu", write_files=False)
     ex.run()
-    want = ex.results[0][1]
+    want = ex.results[0][1]["OutputTensor"]
     logical = np.asarray(buffer, np.float32)[t.offsets()]
     assert np.array_equal(want.ravel(), np.argmax(logical, axis=1))
 

@@ -1,13 +1,21 @@
 """One module per DirectML operator (the element-wise activations share one), each with
 validate(desc), lower(desc, builder, inputs), reference(desc, inputs) and its candidate lowerings
 (CANDIDATES, and optionally applies and choose: choices.py says how they are asked). The schema's support
-tables check data types and dimension counts before validate runs (lowering.validate)."""
+tables check data types and dimension counts before validate runs (lowering.validate).
+
+An operator with one output returns its value (lower: the ONNX value's name; reference: an
+array). One with several (desc.outputs: MAX_POOLING2, BATCH_NORMALIZATION_TRAINING, attention)
+returns a dict from each set output field to its value, from both; `reference_outputs` and
+lowering.lower take either."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Iterator, Mapping
 from types import ModuleType
+from typing import Any, TypeVar
+
+import numpy as np
 
 from ..schema import ADOPTED, OPERATORS
 
@@ -30,6 +38,9 @@ _MODULE_OF: dict[str, str] = {
 }
 
 
+T = TypeVar("T")
+
+
 class _Modules(Mapping[str, ModuleType]):
     """Operator name -> its module, imported when first used."""
 
@@ -44,3 +55,17 @@ class _Modules(Mapping[str, ModuleType]):
 
 
 MODULES: Mapping[str, ModuleType] = _Modules()
+
+
+def by_output(desc: Any, result: T | Mapping[str, T]) -> dict[str, T]:
+    """A module's lower() or reference() result as {output field: value}, checked against the
+    desc's set outputs."""
+    got = dict(result) if isinstance(result, Mapping) else {desc.output: result}
+    if set(got) != set(desc.outputs):
+        raise AssertionError(f"{desc.schema.name} gave outputs {sorted(got)}, its desc sets {list(desc.outputs)}")
+    return {name: got[name] for name in desc.outputs}
+
+
+def reference_outputs(desc: Any, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The numpy reference of every output the desc sets."""
+    return by_output(desc, MODULES[desc.schema.name].reference(desc, dict(inputs)))

@@ -1,13 +1,17 @@
-"""DML_OPERATOR_AVERAGE_POOLING, AVERAGE_POOLING1, LP_POOLING, LP_POOLING1, MAX_POOLING and
-MAX_POOLING1 (its OutputTensor only): a window of WindowSize elements (every Dilations-th element
-in the "1" versions; 1 elsewhere) slides over the DimensionCount (2 or 3) spatial dimensions of
+"""DML_OPERATOR_AVERAGE_POOLING, AVERAGE_POOLING1, LP_POOLING, LP_POOLING1, MAX_POOLING,
+MAX_POOLING1 and MAX_POOLING2 (with their optional OutputIndicesTensor): a window of WindowSize
+elements (every Dilations-th element in AVERAGE_POOLING1, LP_POOLING1 and MAX_POOLING2; 1
+elsewhere) slides over the DimensionCount (2 or 3) spatial dimensions of
 an [N, C, spatial...] InputTensor, padded by StartPadding and EndPadding, in steps of Strides.
 Per window:
 
 - AVERAGE: the sum of its input elements divided by their count, or by the whole window's
   (product of WindowSize) with IncludePadding;
 - LP: (sum of |x|^P over its input elements) ^ (1/P) (padding adds nothing);
-- MAX: the largest of its input elements, and at least the type's lowest finite value.
+- MAX: the largest of its input elements, and at least the type's lowest finite value;
+  OutputIndicesTensor (UINT32 or UINT64) the index of that element in InputTensor seen as one
+  contiguous array (batch and channel counted: the pages' words), the first such element in the
+  window's order where several are equal.
 
 OutputTensor's spatial sizes are (padded size - window extent) / Strides + 1, rounded down (the
 pages' formula; the window extent is (WindowSize - 1) * Dilations + 1; the pages write WindowSize,
@@ -20,7 +24,11 @@ What the pages leave open, as DirectML's own API computed it (tests/test_pooling
   AVERAGE and LP propagate NaN and infinities;
 - LP takes |x| (the page writes X^P);
 - windows past the padded input (OutputTensor's sizes by the pages' formula for a dilated
-  window) read padding there: EndPadding is extended to cover them (`window`).
+  window) read padding there: EndPadding is extended to cover them (`window`);
+- the index: of the first element of the window's largest value after the flooring above (so
+  NaN, -inf and the lowest value itself all count as the lowest: a window of only those gives
+  its first input element's index); a window entirely in padding gives index 0. The index is
+  the logical element's, whatever InputTensor's Strides.
 
 Lowerings (choices.py): "pool" — ONNX AveragePool (count_include_pad), MaxPool (dilations), and
 for LP an AveragePool(count_include_pad) of |x|^P times the window size, then ^(1/P) — where
@@ -50,7 +58,8 @@ from ..targets import DML_NODE_DOC
 from . import common
 from .element_wise_arithmetic import _extreme
 
-ROWS = ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "MAX_POOLING", "MAX_POOLING1")
+ROWS = ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "MAX_POOLING", "MAX_POOLING1", "MAX_POOLING2")
+INDICES = "OutputIndicesTensor"
 ARRAYS = ("Strides", "WindowSize", "StartPadding", "EndPadding", "Dilations")
 CANDIDATES = ("slices", "pool")  # choices.py
 DML_PREFERENCE = ("pool",)
@@ -115,12 +124,15 @@ def window(desc: OperatorDesc, raw: bool = False) -> Window:
 # -- validation -------------------------------------------------------------------------------
 
 
+def with_indices(desc: OperatorDesc) -> bool:
+    return desc.values.get(INDICES) is not None
+
+
 def validate(desc: OperatorDesc) -> None:
-    if desc.values.get("OutputIndicesTensor") is not None:
-        raise ModelError(
-            desc.at("OutputIndicesTensor"),
-            "MAX_POOLING1's OutputIndicesTensor (the indices output) is not lowered yet: omit it (OutputTensor alone is)",
-        )
+    if with_indices(desc):
+        y, i = desc.tensor("OutputTensor"), desc.tensor(INDICES)
+        if i.sizes != y.sizes:
+            raise ModelError(desc.at(INDICES, "Sizes"), f"must be OutputTensor's Sizes {list(y.sizes)}, not {list(i.sizes)}")
     common.check_same_type(desc, "OutputTensor", "InputTensor")
     common.check_same_rank(desc, "OutputTensor", "InputTensor")
     x = desc.tensor("InputTensor")
@@ -216,16 +228,19 @@ def _pool_attrs(w: Window) -> dict[str, object]:
     return {"kernel_shape": list(w.sizes), "strides": list(w.strides), "pads": [*w.start, *w.end]}
 
 
-def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str | dict[str, str]:
     w = window(desc)
     x = inputs["InputTensor"]
     dtype = desc.tensor("InputTensor").data_type
+    index_type = desc.tensor(INDICES).data_type if with_indices(desc) else None
     if b.variant == "pool":
-        return _lower_pool(b, w, x, dtype)
-    return _lower_slices(b, w, x, dtype, desc.tensor("InputTensor").sizes)
+        return _lower_pool(b, w, x, dtype, desc.tensor("InputTensor").sizes, index_type)
+    return _lower_slices(b, w, x, dtype, desc.tensor("InputTensor").sizes, index_type)
 
 
-def _lower_pool(b: GraphBuilder, w: Window, x: str, dtype: dtypes.DataType) -> str:
+def _lower_pool(
+    b: GraphBuilder, w: Window, x: str, dtype: dtypes.DataType, sizes: tuple[int, ...], index_type: dtypes.DataType | None
+) -> str | dict[str, str]:
     native = b.target.dml_nodes  # the DirectML EP takes FLOAT16 (and INT8/UINT8 MaxPool) as they are
     if w.kind == "MAX":
         carrier = dtype if dtype in MAX_POOL_TYPES or (native and dtype == dtypes.FLOAT16) else dtypes.FLOAT32
@@ -237,10 +252,26 @@ def _lower_pool(b: GraphBuilder, w: Window, x: str, dtype: dtypes.DataType) -> s
         x = _floored(b, x, dtype)
     attrs = _pool_attrs(w)
     doc = DML_NODE_DOC if native else None
+    if w.kind == "MAX" and index_type is not None and native:
+        # MaxPool's Indices (INT64): the DirectML EP maps it onto MAX_POOLING2's OutputIndicesTensor
+        y, i = b.node_outputs("MaxPool", [x], "max_pool", DML_NODE_DOC, 2, dilations=list(w.dilations), **attrs)
+        if carrier != dtype:
+            y = b.cast(y, dtype, "to_" + dtype.name.lower(), f"back to {dtype}")
+        return {"OutputTensor": y, INDICES: b.cast(i, index_type, "indices", f"the indices in {index_type}")}
     if w.kind == "MAX":
         y = b.node(
             "MaxPool", [x], "max_pool", doc or "the largest input element of each window", dilations=list(w.dilations), **attrs
         )
+        if index_type is not None:  # not MaxPool's Indices: the CUDA EP's kernel misses ties at the lowest value
+            kind = comparable(carrier)
+            xc, yc = (
+                v if kind == carrier else b.cast(v, kind, f"{n}_comparable", f"{n} in {kind} (exact) for Equal")
+                for v, n in ((x, "x"), (y, "max"))
+            )
+            i = _max_indices(b, w, xc, yc, kind, sizes, index_type)
+            if carrier != dtype:
+                y = b.cast(y, dtype, "to_" + dtype.name.lower(), f"back to {dtype}")
+            return {"OutputTensor": y, INDICES: i}
     elif w.kind == "AVERAGE":
         y = b.node(
             "AveragePool",
@@ -257,6 +288,81 @@ def _lower_pool(b: GraphBuilder, w: Window, x: str, dtype: dtypes.DataType) -> s
     if carrier != dtype:
         y = b.cast(y, dtype, "to_" + dtype.name.lower(), f"back to {dtype}")
     return y
+
+
+def comparable(carrier: dtypes.DataType) -> dtypes.DataType:
+    """A type holding `carrier`'s values exactly that the CUDA EP's Equal takes: INT32 for the
+    8/16-bit integers (MaxPool's INT8/UINT8), else the type itself."""
+    return carrier if carrier.is_float or carrier.size >= 4 else dtypes.INT32
+
+
+def _max_indices(
+    b: GraphBuilder, w: Window, x: str, y: str, xtype: dtypes.DataType, sizes: tuple[int, ...], index_type: dtypes.DataType
+) -> str:
+    """OutputIndicesTensor from the floored input x and the window maxima y (same type): per
+    window element, its flat position in the (n, c) plane where it equals the maximum, else a
+    sentinel past every position (padding is the sentinel everywhere); the smallest over the
+    window is the first maximum; plus the plane's offset (n * C + c) * plane size. Not MaxPool's
+    Indices output: the CUDA EP's kernel starts from the window's first element minus 1, which
+    misses equal windows at the lowest value (and wraps for INT8/UINT8), and gives -1 there."""
+    spatial = sizes[2:]
+    plane = math.prod(spatial)
+    count = math.prod(sizes)
+    # INT32 where every index and the sentinel fit (the CPU EP's INT64 Min is wrong past 2**31)
+    work = dtypes.INT32 if count < 2**31 - 1 else dtypes.INT64
+    sentinel = plane
+    out = w.output_sizes(spatial)
+    positions = np.arange(plane).reshape(spatial)
+    padded = np.pad(positions, list(zip(w.start, w.end, strict=True)), constant_values=sentinel)
+    xp, _ = _padded(b, x, list(sizes), w, 0, xtype.numpy)  # padding is never a candidate
+    axes, steps, none = (
+        b.i64(list(range(2, 2 + len(out))), "axes"),
+        b.i64(list(w.strides), "steps"),
+        b.scalar(sentinel, work, "sentinel"),
+    )
+    candidates = []
+    for offset in itertools.product(*(range(k) for k in w.sizes)):
+        window_slices = tuple(
+            slice(o * d, o * d + (n - 1) * s + 1, s) for o, d, n, s in zip(offset, w.dilations, out, w.strides, strict=True)
+        )
+        table = padded[window_slices].reshape(1, 1, *out).astype(work.numpy)
+        if (table == sentinel).all():
+            continue  # this window element is padding in every window
+        starts = [o * d for o, d in zip(offset, w.dilations, strict=True)]
+        ends = [st + (n - 1) * s + 1 for st, n, s in zip(starts, out, w.strides, strict=True)]
+        tap = b.node(
+            "Slice",
+            [xp, b.i64(starts, "starts"), b.i64(ends, "ends"), axes, steps],
+            "index_tap",
+            f"window element {list(offset)} of every window",
+        )
+        hit = b.node("Equal", [tap, y], "is_max", "this window element is the maximum")
+        candidates.append(
+            b.node(
+                "Where",
+                [hit, b.const(table, "positions"), none],
+                "position",
+                f"its position in the plane where it is the maximum, else {sentinel}",
+            )
+        )
+    if not candidates:  # every window entirely in padding: DirectML's 0 everywhere
+        return b.filled([*sizes[:2], *out], 0, index_type.numpy, "indices", "0: every window is padding")
+    nearest = candidates[0] if len(candidates) == 1 else b.node("Min", candidates, "first", "the first maximum of each window")
+    planes = (np.arange(sizes[0] * sizes[1]).reshape(sizes[0], sizes[1], *([1] * len(out))) * plane).astype(work.numpy)
+    index = b.node("Add", [nearest, b.const(planes, "plane_offsets")], "index", "+ (n * C + c) * the plane's size")
+    if (padded_windows := _empty_windows(w, spatial)) is not None:  # DirectML gives 0 there
+        index = b.node(
+            "Where",
+            [b.const(padded_windows, "empty"), b.scalar(0, work, "zero"), index],
+            "empty_zero",
+            "0 for a window entirely in padding",
+        )
+    return b.cast(index, index_type, "indices", f"the indices in {index_type}")
+
+
+def _empty_windows(w: Window, spatial: tuple[int, ...]) -> np.ndarray | None:
+    empty = counts(w, spatial) == 0
+    return empty.reshape(1, 1, *empty.shape) if empty.any() else None
 
 
 def lowest(t: np.dtype) -> float | int:
@@ -317,7 +423,9 @@ def _padded(b: GraphBuilder, x: str, shape: list[int], w: Window, fill: float | 
     return x, shape
 
 
-def _lower_slices(b: GraphBuilder, w: Window, x: str, dtype: dtypes.DataType, sizes: tuple[int, ...]) -> str:
+def _lower_slices(
+    b: GraphBuilder, w: Window, x: str, dtype: dtypes.DataType, sizes: tuple[int, ...], index_type: dtypes.DataType | None
+) -> str | dict[str, str]:
     spatial = sizes[2:]
     out = w.output_sizes(spatial)
     n_spatial = len(spatial)
@@ -333,6 +441,7 @@ def _lower_slices(b: GraphBuilder, w: Window, x: str, dtype: dtypes.DataType, si
         x = _floored(b, x, dtype)
     if w.kind == "LP":
         x = _powered(b, x, w.p)
+    unpadded = x
     x, _ = _padded(b, x, list(sizes), w, fill, carrier.numpy)
     taps = []
     for offset in itertools.product(*(range(k) for k in w.sizes)):
@@ -357,9 +466,10 @@ def _lower_slices(b: GraphBuilder, w: Window, x: str, dtype: dtypes.DataType, si
                 c = np.full_like(c, math.prod(w.sizes))
             divisor = c.astype(np.float32).reshape(1, 1, *out)
             y = b.node("Div", [y, b.const(divisor, "divisor")], "average", "sum / the window's element count")
+    indices = None if index_type is None else _max_indices(b, w, unpadded, y, carrier, sizes, index_type)
     if carrier != dtype:
         y = b.cast(y, dtype, "to_" + dtype.name.lower(), f"back to {dtype}")
-    return y
+    return y if indices is None else {"OutputTensor": y, INDICES: indices}
 
 
 # -- reference --------------------------------------------------------------------------------
@@ -382,7 +492,7 @@ def _windows(w: Window, x: np.ndarray, fill: float | int) -> tuple[np.ndarray, n
     return np.stack(vals), np.stack(masks)
 
 
-def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray | dict[str, np.ndarray]:
     w = window(desc)
     x = inputs["InputTensor"]
     t = x.dtype
@@ -391,8 +501,16 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
         if t.kind == "f":
             with np.errstate(invalid="ignore"):
                 x = np.where(x >= floor, x, floor)
-        v, _ = _windows(w, x, floor)
-        return v.max(axis=0).astype(t)
+        v, valid = _windows(w, x, floor)
+        y = v.max(axis=0).astype(t)
+        if not with_indices(desc):
+            return y
+        # the first input element of the window equal to its maximum; 0 for a window of padding
+        positions, _ = _windows(w, np.arange(x.size, dtype=np.int64).reshape(x.shape), 0)
+        first = np.argmax(valid & (v == y), axis=0)
+        index = np.take_along_axis(positions, first[None], axis=0)[0]
+        index = np.where(valid.any(axis=0), index, 0)
+        return {"OutputTensor": y, INDICES: index.astype(desc.tensor(INDICES).data_type.numpy)}
     v, m = _windows(w, x.astype(np.float64), 0.0)
     with np.errstate(all="ignore"):
         if w.kind == "LP":
@@ -427,4 +545,6 @@ def examples(op: OperatorSchema) -> list[common.Example]:
         if op.name.startswith("LP"):
             desc["P"] = 2
         out.append(desc)
+        if INDICES in [f.name for f in op.fields]:  # MAX_POOLING1 and 2: with the indices too
+            out.append(desc | {INDICES: common.example_tensor("UINT32", [1, 2, 3, 3])})
     return out
