@@ -38,29 +38,23 @@ class Bound:
     """A session with its inputs and output already on the EP's device."""
 
     def __init__(
-        self,
-        session: runtime.Session,
-        feeds: dict[str, np.ndarray],
-        output_shape: tuple[int, ...],
-        output_type: np.dtype,
-        more_outputs: dict[str, tuple[tuple[int, ...], np.dtype]] | None = None,
+        self, session: runtime.Session, feeds: dict[str, np.ndarray], outputs: dict[str, tuple[tuple[int, ...], Any]]
     ) -> None:
-        """`more_outputs`: the graph's other outputs (lowering.graph_output name -> shape, type),
-        bound on the device too and counted in the bytes moved."""
+        """`outputs`: every graph output (name -> shape, numpy type), bound on the device and
+        counted in the bytes moved (`graph_outputs` gives a desc's)."""
         rt = runtime.ort()
         device = "cuda" if session.ep == "cuda" else ("dml" if session.ep == "dml" else "cpu")
         self.session, self.binding = session, session.session.io_binding()
         self.values = {n: rt.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(a), device, 0) for n, a in feeds.items()}
         for name, value in self.values.items():
             self.binding.bind_ortvalue_input(name, value)
-        outputs = {"OutputTensor": (output_shape, output_type)} | (more_outputs or {})
         self.outputs = {}
         self.bytes = sum(a.nbytes for a in feeds.values())
         for name, (shape, dtype) in outputs.items():
             self.outputs[name] = rt.OrtValue.ortvalue_from_shape_and_type(list(shape), dtype, device, 0)
             self.binding.bind_ortvalue_output(name, self.outputs[name])
             self.bytes += int(np.prod(shape)) * np.dtype(dtype).itemsize
-        self.output = self.outputs["OutputTensor"]
+        self.output = next(iter(self.outputs.values()))
 
     def run_once(self) -> float:
         start = time.perf_counter()
@@ -86,8 +80,13 @@ def copy_bandwidth(ep: str, iterations: int = 20) -> float:
     )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     onnx.checker.check_model(model)
-    bound = Bound(runtime.create(model, "copy", ep), {"x": np.ones(n, np.float32)}, (n,), np.dtype(np.float32))
+    bound = Bound(runtime.create(model, "copy", ep), {"x": np.ones(n, np.float32)}, {"OutputTensor": ((n,), np.float32)})
     return bound.time(iterations).gb_per_s
+
+
+def graph_outputs(desc: Any) -> dict[str, tuple[tuple[int, ...], Any]]:
+    """A desc's lowered graph outputs: name -> (shape, numpy type), for Bound."""
+    return {lowering.graph_output(desc, f): (desc.tensor(f).sizes, desc.tensor(f).data_type.numpy) for f in desc.outputs}
 
 
 def first_feeds(model: Model) -> dict[str, dict[str, np.ndarray]]:
@@ -137,12 +136,7 @@ def bench(
         start = time.perf_counter()
         session = runtime.create(lowered, name, ep)
         session_ms = (time.perf_counter() - start) * 1e3
-        out_desc = d.desc.tensor(d.desc.output)
-        more = {
-            lowering.graph_output(d.desc, f): (d.desc.tensor(f).sizes, d.desc.tensor(f).data_type.numpy)
-            for f in d.desc.outputs[1:]
-        }
-        timing = Bound(session, feeds[name], out_desc.sizes, out_desc.data_type.numpy, more).time(iterations)
+        timing = Bound(session, feeds[name], graph_outputs(d.desc)).time(iterations)
         props = {p.key: p.value for p in lowered.metadata_props}
         rows.append(
             {

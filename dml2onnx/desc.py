@@ -49,30 +49,61 @@ class OperatorDesc:
         return self.values[name]
 
     def at(self, name: str, *more: str | int) -> JsonPath:
-        """The JSON path of a field (for error messages)."""
-        return self.path + (name,) + more
+        """The JSON path of a field or bind point (for error messages): `InputTensors[1]` is
+        the field's element 1."""
+        field, index = split_point(name)
+        return self.path + ((field,) if index is None else (field, index)) + more
 
     def tensor(self, name: str) -> TensorDesc:
-        value = self.values[name]
-        assert isinstance(value, TensorDesc)
+        """A tensor field, or one element of a tensor array (`InputTensors[1]`: a bind point)."""
+        value = self.optional_tensor(name)
+        assert isinstance(value, TensorDesc), name
         return value
 
     def optional_tensor(self, name: str) -> TensorDesc | None:
-        return self.values[name]
+        field, index = split_point(name)
+        value = self.values[field]
+        return value if index is None else value[index]
 
     @property
     def output(self) -> str:
-        """The name of its output tensor field: OutputTensor, or OutputGradientTensor (the GRAD
-        operators). The lowered graph's output is named OutputTensor either way."""
-        return self.schema.tensor_fields(Kind.OUTPUT)[0].name
+        """Its first output: OutputTensor, or OutputGradientTensor (the GRAD operators), or
+        SPLIT's `OutputTensors[0]`. The lowered graph names it OutputTensor (a plain field) or
+        by the bind point (lowering.graph_output). A fused activation's desc, whose tensors are
+        null, names its output field."""
+        outputs = self.outputs
+        return outputs[0] if outputs else self.schema.tensor_fields(Kind.OUTPUT)[0].name
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """The bind points of every input set, in DirectML's binding order (struct order; a
+        tensor array's elements `InputTensors[0]`, `InputTensors[1]`, ... in place)."""
+        return self._points(Kind.INPUT, Kind.INPUT_ARRAY)
 
     @property
     def outputs(self) -> tuple[str, ...]:
-        """Every output tensor field that is set, in struct order: `output` first, then the
-        others (MAX_POOLING2's OutputIndicesTensor, BATCH_NORMALIZATION_TRAINING's mean and
-        variance, attention's present key and value). Each is an output of the lowered graph
-        (lowering.graph_output names it)."""
-        return tuple(f.name for f in self.schema.tensor_fields(Kind.OUTPUT) if self.values[f.name] is not None)
+        """Every output set, as `inputs`: OutputTensor first, then the others (MAX_POOLING2's
+        OutputIndicesTensor, BATCH_NORMALIZATION_TRAINING's mean and variance, attention's
+        present key and value; SPLIT's `OutputTensors[i]`). Each is an output of the lowered
+        graph (lowering.graph_output names it)."""
+        return self._points(Kind.OUTPUT, Kind.OUTPUT_ARRAY)
+
+    def _points(self, single: Kind, array: Kind) -> tuple[str, ...]:
+        out: list[str] = []
+        for f in self.schema.fields:
+            if f.kind is single and self.values[f.name] is not None:
+                out.append(f.name)
+            elif f.kind is array:
+                out += [f"{f.name}[{i}]" for i in range(len(self.values[f.name] or ()))]
+        return tuple(out)
+
+
+def split_point(point: str) -> tuple[str, int | None]:
+    """`InputTensors[1]` -> ("InputTensors", 1); `InputTensor` -> ("InputTensor", None)."""
+    if point.endswith("]") and "[" in point:
+        field, _, index = point[:-1].partition("[")
+        return field, int(index)
+    return point, None
 
 
 def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
@@ -224,22 +255,37 @@ def parse_operator_desc(
     return desc
 
 
+def _tensor_field(value: Any, p: JsonPath, output: bool) -> TensorDesc:
+    tensor = parse_tensor_desc(value, p)
+    if output and tensor.overlapping:  # which write would win is undefined
+        overlap = f"an output's elements must not share memory: Strides {list(tensor.layout)} overlap"
+        if tensor.nested_order() is None and tensor.element_count > 2**24:
+            overlap += " (or are too irregular to check for this many elements)"
+        raise ModelError(p + ("Strides",), overlap)
+    return tensor
+
+
 def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str, earlier: dict[str, Any]) -> Any:
     """One field's JSON value; `earlier` holds the fields before it (a scalar union's data type)."""
     if f.kind in (Kind.INPUT, Kind.OUTPUT):
-        tensor = parse_tensor_desc(value, p)
-        if f.kind is Kind.OUTPUT and tensor.overlapping:  # which write would win is undefined
-            overlap = f"an output's elements must not share memory: Strides {list(tensor.layout)} overlap"
-            if tensor.nested_order() is None and tensor.element_count > 2**24:
-                overlap += " (or are too irregular to check for this many elements)"
-            raise ModelError(p + ("Strides",), overlap)
-        return tensor
+        return _tensor_field(value, p, f.kind is Kind.OUTPUT)
+    if f.kind in (Kind.INPUT_ARRAY, Kind.OUTPUT_ARRAY):  # JOIN's InputTensors, SPLIT's OutputTensors
+        items = expect_array(value, p)
+        if not items:
+            raise ModelError(p, f"{f.name} needs at least one tensor desc")
+        return tuple(_tensor_field(v, p + (i,), f.kind is Kind.OUTPUT_ARRAY) for i, v in enumerate(items))
     if f.kind in (Kind.UINT, Kind.COUNT):
         return expect_uint32(value, p)
     if f.kind is Kind.INT:  # a signed 32-bit INT (DIAGONAL_MATRIX's Offset)
         return expect_int(value, p, -(2**31), 2**31 - 1, "INT")
     if f.kind is Kind.UINT_ARRAY:
         return tuple(expect_uint32(v, p + (i,)) for i, v in enumerate(expect_array(value, p)))
+    if f.kind is Kind.INT_ARRAY:  # const INT* (SLICE1's InputWindowStrides)
+        return tuple(expect_int(v, p + (i,), -(2**31), 2**31 - 1, "INT") for i, v in enumerate(expect_array(value, p)))
+    if f.kind is Kind.FLOAT_ARRAY:  # const FLOAT* (RESAMPLE's Scales)
+        return tuple(expect_float(v, p + (i,)) for i, v in enumerate(expect_array(value, p)))
+    if f.kind is Kind.UINT64:
+        return expect_uint64(value, p)
     if f.kind is Kind.ENUM:
         assert f.enum is not None
         return expect_enum(value, p, f.enum, operator_table.ENUMS[f.enum])

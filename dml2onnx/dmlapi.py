@@ -293,5 +293,7 @@ class DmlApiSession:
         """Every output, named as the lowered graph names them (lowering.graph_output)."""
         from . import lowering
 
-        outputs = execute(self.desc, feeds, name=self.name).outputs
+        # outputs start zeroed, as the models' output resources do: what DirectML leaves unwritten
+        # (NONZERO_COORDINATES' rows past the count) prints as the graphs write it
+        outputs = execute(self.desc, feeds, name=self.name, output_fill=0).outputs
         return {lowering.graph_output(self.desc, f): v for f, v in outputs.items()}

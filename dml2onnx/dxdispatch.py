@@ -155,35 +155,49 @@ def _dispatchable(name: str, value: Any, path: JsonPath, resources: dict[str, Re
 
 def _bindings(value: Any, path: JsonPath, desc: OperatorDesc, resources: dict[str, Resource]) -> dict[str, Binding]:
     obj = expect_object(value, path)
-    points = {f.name for f in desc.schema.fields if f.kind in (Kind.INPUT, Kind.OUTPUT)}
+    kinds = (Kind.INPUT, Kind.OUTPUT, Kind.INPUT_ARRAY, Kind.OUTPUT_ARRAY)
+    points = {f.name: f.kind for f in desc.schema.fields if f.kind in kinds}
     out: dict[str, Binding] = {}
-    for point, v in obj.items():
-        p = path + (point,)
-        if point not in points:
-            raise ModelError(p, f"DML_{desc.schema.name} has no bind point '{point}' (bind points: {', '.join(sorted(points))})")
-        tensor = desc[point]
-        if tensor is None:
-            raise ModelError(p, f"{point} is null in the desc, so nothing can be bound to it")
+    for name, v in obj.items():
+        p = path + (name,)
+        if name not in points:
+            raise ModelError(p, f"DML_{desc.schema.name} has no bind point '{name}' (bind points: {', '.join(sorted(points))})")
+        if desc[name] is None:
+            raise ModelError(p, f"{name} is null in the desc, so nothing can be bound to it")
+        if points[name] in (Kind.INPUT_ARRAY, Kind.OUTPUT_ARRAY):  # one resource per tensor, in order
+            count = len(desc[name])
+            if not isinstance(v, list) or len(v) != count:
+                got = f"{len(v)} were" if isinstance(v, list) else "one was"
+                raise ModelError(p, f"bind point '{name}' requires {count} resources (an array, as in the desc), but {got} bound")
+            for i, item in enumerate(v):
+                out[f"{name}[{i}]"] = _checked(_binding(item, p + (i,), resources), desc, f"{name}[{i}]", p + (i,), resources)
+            continue
         if isinstance(v, list):
             if len(v) != 1:
-                raise ModelError(p, f"bind point '{point}' requires 1 resource, but {len(v)} were bound")
+                raise ModelError(p, f"bind point '{name}' requires 1 resource, but {len(v)} were bound")
             v, p = v[0], p + (0,)
-        out[point] = binding = _binding(v, p, resources)
-        res = resources[binding.resource]
-        align = tensor.guaranteed_base_offset_alignment
-        if align and binding.offset % align:
-            raise ModelError(
-                p, f"{point} guarantees a base offset aligned to {align} bytes, but it is bound at byte {binding.offset}"
-            )
-        room = res.size - binding.offset
-        if room < tensor.size_in_bytes:
-            raise ModelError(
-                p,
-                f"resource '{binding.resource}' has {max(room, 0)} bytes from offset "
-                f"{binding.offset}, but {point} ({tensor.describe()}) needs "
-                f"{tensor.size_in_bytes}",
-            )
+        out[name] = _checked(_binding(v, p, resources), desc, name, p, resources)
     return out
+
+
+def _checked(binding: Binding, desc: OperatorDesc, point: str, p: JsonPath, resources: dict[str, Resource]) -> Binding:
+    """A binding whose offset the tensor's alignment allows and whose resource holds the tensor."""
+    tensor = desc.tensor(point)
+    res = resources[binding.resource]
+    align = tensor.guaranteed_base_offset_alignment
+    if align and binding.offset % align:
+        raise ModelError(
+            p, f"{point} guarantees a base offset aligned to {align} bytes, but it is bound at byte {binding.offset}"
+        )
+    room = res.size - binding.offset
+    if room < tensor.size_in_bytes:
+        raise ModelError(
+            p,
+            f"resource '{binding.resource}' has {max(room, 0)} bytes from offset "
+            f"{binding.offset}, but {point} ({tensor.describe()}) needs "
+            f"{tensor.size_in_bytes}",
+        )
+    return binding
 
 
 def _binding(v: Any, p: JsonPath, resources: dict[str, Resource]) -> Binding:
@@ -228,14 +242,10 @@ def _command(value: Any, path: JsonPath, model: Model) -> Command:
         if d is None:
             raise ModelError(path + ("dispatchable",), f"unknown dispatchable '{name}'")
         bindings = _bindings(obj["bindings"], path + ("bindings",), d.desc, model.resources)
-        for f in d.desc.schema.fields:
-            if (
-                f.kind in (Kind.INPUT, Kind.OUTPUT)
-                and d.desc[f.name] is not None
-                and f.name not in bindings
-                and f.name not in d.init_bindings
-            ):
-                raise ModelError(path + ("bindings", f.name), f"{f.name} of '{name}' is not bound")
+        for point in (*d.desc.inputs, *d.desc.outputs):
+            if point not in bindings and point not in d.init_bindings:
+                field = point.partition("[")[0]
+                raise ModelError(path + ("bindings", field), f"{point} of '{name}' is not bound")
         return Dispatch(name, bindings, path)
     if kind in ("print", "writefile"):
         keys = ["type", "resource"] + (["verbose"] if kind == "print" else ["targetPath", "dimensions"])

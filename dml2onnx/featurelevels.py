@@ -7,7 +7,8 @@ from __future__ import annotations
 from . import dtypes, schema
 from .desc import OperatorDesc
 from .errors import JsonPath, ModelError, UsageError
-from .schema import SupportTable
+from .schema import SupportTable, TensorSupport
+from .tensor import TensorDesc
 
 LEVELS = schema.LEVELS
 NEWEST = schema.NEWEST_LEVEL
@@ -43,24 +44,34 @@ def check_tensors(desc: OperatorDesc) -> None:
     newer = [t for t in reversed(_tables(desc)) if key(t.level) > key(current.level)]
     op = f"DML_{desc.schema.name}" + (f" ({desc['Function']})" if "Function" in desc.values else "")
     at = "" if desc.level == NEWEST else f" at feature level {desc.level}"
-    for name, support in current.tensors.items():
-        t = desc.values.get(name)
-        if t is None:
-            continue
-        lo, hi = support.ranks
-        if not lo <= t.rank <= hi:
-            counts = str(lo) if lo == hi else f"{lo} to {hi}"
-            later = next((n.level for n in newer if n.tensors[name].ranks[0] <= t.rank <= n.tensors[name].ranks[1]), None)
-            raise ModelError(
-                desc.at(name, "Sizes"),
-                f"{name} of {op} must have {counts} dimensions{at}, not {t.rank}" + _allowed_from(later),
-            )
-        if t.data_type not in support.types:
-            later = next((n.level for n in newer if t.data_type in n.tensors[name].types), None)
-            raise ModelError(
-                desc.at(name, "DataType"),
-                f"{name} of {op} must be {dtypes.names(support.types)}{at}, not {t.data_type}" + _allowed_from(later),
-            )
+    for field, support in current.tensors.items():
+        value = desc.values.get(field)
+        later = [(n.level, n.tensors[field]) for n in newer]
+        if isinstance(value, tuple):  # a tensor array (JOIN's InputTensors): each element
+            for index, t in enumerate(value):
+                _check_tensor(desc, f"{field}[{index}]", t, support, later, op, at)
+        elif value is not None:
+            _check_tensor(desc, field, value, support, later, op, at)
+
+
+def _check_tensor(
+    desc: OperatorDesc, name: str, t: TensorDesc, support: TensorSupport, later: list[tuple[str, TensorSupport]], op: str, at: str
+) -> None:
+    """One tensor against its support: `later` the newer levels' supports, oldest first."""
+    lo, hi = support.ranks
+    if not lo <= t.rank <= hi:
+        counts = str(lo) if lo == hi else f"{lo} to {hi}"
+        allowed = next((level for level, s in later if s.ranks[0] <= t.rank <= s.ranks[1]), None)
+        raise ModelError(
+            desc.at(name, "Sizes"),
+            f"{name} of {op} must have {counts} dimensions{at}, not {t.rank}" + _allowed_from(allowed),
+        )
+    if t.data_type not in support.types:
+        allowed = next((level for level, s in later if t.data_type in s.types), None)
+        raise ModelError(
+            desc.at(name, "DataType"),
+            f"{name} of {op} must be {dtypes.names(support.types)}{at}, not {t.data_type}" + _allowed_from(allowed),
+        )
 
 
 def _allowed_from(level: str | None) -> str:

@@ -12,7 +12,6 @@ from . import __version__, choices, featurelevels, ops, strided
 from .builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, GraphBuilder
 from .desc import OperatorDesc
 from .errors import UsageError
-from .schema import Kind
 from .targets import TARGETS
 
 
@@ -23,15 +22,16 @@ def validate(desc: OperatorDesc) -> None:
 
 
 def input_names(desc: OperatorDesc) -> list[str]:
-    """The desc's input tensor fields that are set, in struct order: the graph's inputs."""
-    return [f.name for f in desc.schema.tensor_fields(Kind.INPUT) if desc[f.name] is not None]
+    """The desc's input bind points that are set, in struct order: the graph's inputs (a tensor
+    array's elements as `InputTensors[0]`, ...)."""
+    return list(desc.inputs)
 
 
 def graph_output(desc: OperatorDesc, field: str) -> str:
-    """The graph output holding an output field: OutputTensor for the operator's first output
-    (OutputGradientTensor included, so every single-output graph reads alike), else the field's
-    own name (OutputIndicesTensor, OutputMeanTensor, ...)."""
-    return "OutputTensor" if field == desc.output else field
+    """The graph output holding an output: OutputTensor for the operator's first output field
+    (OutputGradientTensor included, so every single-output graph reads alike), else the bind
+    point's own name (OutputIndicesTensor, OutputMeanTensor, SPLIT's OutputTensors[0], ...)."""
+    return "OutputTensor" if field == desc.output and "[" not in field else field
 
 
 def by_field(desc: OperatorDesc, values: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

@@ -387,6 +387,21 @@ ADOPTED: dict[str, tuple[str, ...]] = {
     "convolution": ("CONVOLUTION",),
     "roi": ("ROI_POOLING", "ROI_ALIGN", "ROI_ALIGN1"),
     "max_unpooling": ("MAX_UNPOOLING",),
+    "gather": ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1"),
+    "scatter": ("SCATTER", "SCATTER_ND"),
+    "join": ("JOIN",),
+    "split": ("SPLIT",),
+    "multihead_attention": ("MULTIHEAD_ATTENTION", "MULTIHEAD_ATTENTION1"),
+    "slice": ("SLICE", "SLICE1", "SLICE_GRAD"),
+    "padding": ("PADDING", "PADDING1"),
+    "tile": ("TILE",),
+    "space_depth": ("SPACE_TO_DEPTH", "SPACE_TO_DEPTH1", "DEPTH_TO_SPACE", "DEPTH_TO_SPACE1"),
+    "cumulative": ("CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"),
+    "reverse_subsequences": ("REVERSE_SUBSEQUENCES",),
+    "resample": ("UPSAMPLE_2D", "RESAMPLE", "RESAMPLE1", "RESAMPLE2"),
+    "value_scale_2d": ("VALUE_SCALE_2D",),
+    "top_k": ("TOP_K", "TOP_K1"),
+    "nonzero_coordinates": ("NONZERO_COORDINATES",),
 }
 
 

@@ -263,6 +263,19 @@ FAMILIES = (
     "matrix_pooling",
     "matrix_roi",
     "matrix_max_unpooling",
+    "matrix_gather",
+    "matrix_scatter",
+    "matrix_join_split",
+    "matrix_multihead_attention",
+    "matrix_slice",
+    "matrix_padding",
+    "matrix_tile",
+    "matrix_space_depth",
+    "matrix_cumulative",
+    "matrix_reverse_subsequences",
+    "matrix_top_k",
+    "matrix_nonzero_coordinates",
+    "matrix_resample",
 )
 
 

@@ -33,6 +33,7 @@ from support import make_desc, mismatches, tensor
 # sizeof and offsetof of each DML_<op>_OPERATOR_DESC, printed by a program compiled with
 # x86_64-w64-mingw32-gcc 12 from microsoft/DirectX-Headers' include/directx/DirectML.h
 # (DML_TARGET_VERSION 0x6400; commit 443ff511) and run under Wine.
+WINDOW_ARRAYS = ("InputWindowOffsets", "InputWindowSizes", "InputWindowStrides")  # SLICE1, SLICE_GRAD
 RECORDED: dict[str, tuple[int, dict[str, int]]] = {
     "ACTIVATION_HARDMAX": (16, {"InputTensor": 0, "OutputTensor": 8}),
     "ACTIVATION_LOG_SOFTMAX": (16, {"InputTensor": 0, "OutputTensor": 8}),
@@ -192,6 +193,47 @@ RECORDED: dict[str, tuple[int, dict[str, int]]] = {
         | {"WindowSize": 40, "StartPadding": 48, "EndPadding": 56, "Dilations": 64},
     ),
     "MAX_UNPOOLING": (24, {"InputTensor": 0, "IndicesTensor": 8, "OutputTensor": 16}),
+    "GATHER": (32, {"InputTensor": 0, "IndicesTensor": 8, "OutputTensor": 16, "Axis": 24, "IndexDimensions": 28}),
+    "GATHER_ELEMENTS": (32, {"InputTensor": 0, "IndicesTensor": 8, "OutputTensor": 16, "Axis": 24}),
+    "GATHER_ND": (
+        32,
+        {"InputTensor": 0, "IndicesTensor": 8, "OutputTensor": 16, "InputDimensionCount": 24, "IndicesDimensionCount": 28},
+    ),
+    "GATHER_ND1": (
+        40,
+        {
+            "InputTensor": 0,
+            "IndicesTensor": 8,
+            "OutputTensor": 16,
+            "InputDimensionCount": 24,
+            "IndicesDimensionCount": 28,
+            "BatchDimensionCount": 32,
+        },
+    ),
+    "SCATTER": (40, {"InputTensor": 0, "IndicesTensor": 8, "UpdatesTensor": 16, "OutputTensor": 24, "Axis": 32}),
+    "SCATTER_ND": (
+        40,
+        {
+            "InputTensor": 0,
+            "IndicesTensor": 8,
+            "UpdatesTensor": 16,
+            "OutputTensor": 24,
+            "InputDimensionCount": 32,
+            "IndicesDimensionCount": 36,
+        },
+    ),
+    "JOIN": (32, {"InputCount": 0, "InputTensors": 8, "OutputTensor": 16, "Axis": 24}),
+    "SPLIT": (32, {"InputTensor": 0, "OutputCount": 8, "OutputTensors": 16, "Axis": 24}),
+    **{
+        name: (24, {"InputTensor": 0, "OutputTensor": 8, "BlockSize": 16, **({"Order": 20} if name.endswith("1") else {})})
+        for name in ("SPACE_TO_DEPTH", "SPACE_TO_DEPTH1", "DEPTH_TO_SPACE", "DEPTH_TO_SPACE1")
+    },
+    "CUMULATIVE_SUMMATION": (32, {"InputTensor": 0, "OutputTensor": 8, "Axis": 16, "AxisDirection": 20, "HasExclusiveSum": 24}),
+    "CUMULATIVE_PRODUCT": (32, {"InputTensor": 0, "OutputTensor": 8, "Axis": 16, "AxisDirection": 20, "HasExclusiveProduct": 24}),
+    "REVERSE_SUBSEQUENCES": (32, {"InputTensor": 0, "SequenceLengthsTensor": 8, "OutputTensor": 16, "Axis": 24}),
+    "TOP_K": (32, {"InputTensor": 0, "OutputValueTensor": 8, "OutputIndexTensor": 16, "Axis": 24, "K": 28}),
+    "TOP_K1": (40, {"InputTensor": 0, "OutputValueTensor": 8, "OutputIndexTensor": 16, "Axis": 24, "K": 28, "AxisDirection": 32}),
+    "NONZERO_COORDINATES": (24, {"InputTensor": 0, "OutputCountTensor": 8, "OutputCoordinatesTensor": 16}),
     "ROI_POOLING": (40, {"InputTensor": 0, "ROITensor": 8, "OutputTensor": 16, "SpatialScale": 24, "PooledSize": 28}),
     **{  # DML_ROI_ALIGN(1)_OPERATOR_DESC: four tensors, the enums, the scales, (the offsets,) the rest
         op: (size, {"InputTensor": 0, "ROITensor": 8, "BatchIndicesTensor": 16, "OutputTensor": 24} | rest)
@@ -233,6 +275,38 @@ RECORDED: dict[str, tuple[int, dict[str, int]]] = {
             ),
         )
     },
+    **{  # DML_SLICE(1)/SLICE_GRAD_OPERATOR_DESC: two tensors, the count, three arrays
+        op: (48, {big: 0, small: 8, "DimensionCount": 16} | dict(zip(arrays, (24, 32, 40), strict=True)))
+        for op, big, small, arrays in (
+            ("SLICE", "InputTensor", "OutputTensor", ("Offsets", "Sizes", "Strides")),
+            ("SLICE1", "InputTensor", "OutputTensor", WINDOW_ARRAYS),
+            ("SLICE_GRAD", "InputGradientTensor", "OutputGradientTensor", WINDOW_ARRAYS),
+        )
+    },
+    "PADDING": (
+        48,
+        {"InputTensor": 0, "OutputTensor": 8, "PaddingMode": 16, "PaddingValue": 20}
+        | {"DimensionCount": 24, "StartPadding": 32, "EndPadding": 40},
+    ),
+    "PADDING1": (
+        56,
+        {"InputTensor": 0, "OutputTensor": 8, "PaddingMode": 16, "PaddingValueDataType": 20, "PaddingValue": 24}
+        | {"DimensionCount": 32, "StartPadding": 40, "EndPadding": 48},
+    ),
+    "TILE": (32, {"InputTensor": 0, "OutputTensor": 8, "RepeatsCount": 16, "Repeats": 24}),
+    "UPSAMPLE_2D": (32, {"InputTensor": 0, "OutputTensor": 8, "ScaleSize": 16, "InterpolationMode": 24}),
+    "RESAMPLE": (32, {"InputTensor": 0, "OutputTensor": 8, "InterpolationMode": 16, "ScaleCount": 20, "Scales": 24}),
+    "RESAMPLE1": (
+        48,
+        {"InputTensor": 0, "OutputTensor": 8, "InterpolationMode": 16, "DimensionCount": 20, "Scales": 24}
+        | {"InputPixelOffsets": 32, "OutputPixelOffsets": 40},
+    ),
+    "RESAMPLE2": (
+        56,
+        {"InputTensor": 0, "OutputTensor": 8, "InterpolationMode": 16, "RoundingDirection": 20, "DimensionCount": 24}
+        | {"Scales": 32, "InputPixelOffsets": 40, "OutputPixelOffsets": 48},
+    ),
+    "VALUE_SCALE_2D": (32, {"InputTensor": 0, "OutputTensor": 8, "Scale": 16, "ChannelCount": 20, "Bias": 24}),
 }
 
 
@@ -289,8 +363,14 @@ def _generic_fields(op: schema.OperatorSchema) -> dict[str, Any]:
             fields[f.name] = {"DataType": "FLOAT32", "Sizes": [2, 3], **({"Strides": [1, 2]} if f.optional else {})}
         elif f.kind is Kind.COUNT:
             fields[f.name] = 2
+        elif f.kind in (Kind.INPUT_ARRAY, Kind.OUTPUT_ARRAY):  # two elements, as the COUNT says
+            fields[f.name] = [{"DataType": "FLOAT32", "Sizes": [2, 3]}, {"DataType": "FLOAT32", "Sizes": [2, 1]}]
         elif f.kind is Kind.UINT_ARRAY:
             fields[f.name] = [1, 0]
+        elif f.kind is Kind.INT_ARRAY:
+            fields[f.name] = [-1, 2]
+        elif f.kind is Kind.FLOAT_ARRAY:
+            fields[f.name] = [0.5, -1.25]
         elif f.kind is Kind.UINT:
             fields[f.name] = 7
         elif f.kind is Kind.INT:
@@ -341,6 +421,10 @@ def test_pack_every_operator(name: str) -> None:
             assert descpack.unpack_tensor(packed.blob, ptr) == value.__class__(
                 value.data_type, value.sizes, value.strides, value.flags, value.size_in_bytes, 0
             )
+        elif f.kind in (Kind.INPUT_ARRAY, Kind.OUTPUT_ARRAY):  # DML_TENSOR_DESC[2], 16 bytes each
+            (ptr,) = struct.unpack_from("<Q", packed.blob, at)
+            for i, t in enumerate(value):
+                assert descpack.unpack_tensor(packed.blob, ptr + 16 * i).sizes == t.sizes
         elif f.kind in (Kind.UINT, Kind.COUNT):
             assert struct.unpack_from("<I", packed.blob, at)[0] == value
         elif f.kind is Kind.INT:
@@ -348,6 +432,12 @@ def test_pack_every_operator(name: str) -> None:
         elif f.kind is Kind.UINT_ARRAY:
             (ptr,) = struct.unpack_from("<Q", packed.blob, at)
             assert struct.unpack_from(f"<{len(value)}I", packed.blob, ptr) == tuple(value)
+        elif f.kind is Kind.INT_ARRAY:
+            (ptr,) = struct.unpack_from("<Q", packed.blob, at)
+            assert struct.unpack_from(f"<{len(value)}i", packed.blob, ptr) == tuple(value) == (-1, 2)
+        elif f.kind is Kind.FLOAT_ARRAY:
+            (ptr,) = struct.unpack_from("<Q", packed.blob, at)
+            assert struct.unpack_from(f"<{len(value)}f", packed.blob, ptr) == tuple(value) == (0.5, -1.25)
         elif f.kind is Kind.ENUM:
             assert f.enum is not None
             assert struct.unpack_from("<I", packed.blob, at)[0] == operator_table.ENUMS[f.enum][value]
@@ -361,7 +451,8 @@ def test_pack_every_operator(name: str) -> None:
             assert inner_type == descpack.OPERATOR_TYPE["ACTIVATION_LINEAR"]
             # the fused activation's tensors are null, then Alpha and Beta
             assert struct.unpack_from("<QQff", packed.blob, inner_at) == (0, 0, 2.0, -1.0)
-    assert [b.name for b in packed.inputs] == [f.name for f in op.fields if f.kind is Kind.INPUT]
+    assert [b.name for b in packed.inputs] == list(desc.inputs)  # DirectML's binding order: struct order
+    assert [b.name for b in packed.outputs] == list(desc.outputs)
 
 
 def test_pack_optional_tensors_null_and_rebase() -> None:

@@ -188,13 +188,14 @@ def test_runtime_failure_names_the_dispatchable(monkeypatch: pytest.MonkeyPatch)
 
     def create(model, name, ep):  # type: ignore[no-untyped-def]
         session = real_create(model, name, ep)
+        inner = session.session
 
         class Failing:
             def run(self, *args, **kwargs):  # type: ignore[no-untyped-def]
                 raise RuntimeError("CUDA failure 2: out of memory")
 
             def __getattr__(self, attr: str):  # type: ignore[no-untyped-def]
-                return getattr(session.session, attr)
+                return getattr(inner, attr)
 
         session.session = Failing()
         return session

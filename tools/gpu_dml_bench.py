@@ -163,7 +163,7 @@ def main() -> None:
                     timing["max_abs_vs_cpu"] = float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64))))
                 row[key] = timing
                 if ep == "cuda":
-                    bound = bench.Bound(s, feeds, tuple(out_t.sizes), got.dtype)
+                    bound = bench.Bound(s, feeds, bench.graph_outputs(dsc))
                     bt = bound.time(args.iterations * 2)
                     row["cuda_ep_bound"] = {"median_ms": bt.median_ms, "min_ms": bt.min_ms, "iterations": bt.iterations}
                 del s

@@ -1,0 +1,322 @@
+"""DML_OPERATOR_GATHER, GATHER_ELEMENTS, GATHER_ND and GATHER_ND1: each output element is the input
+element that its index (GATHER: along Axis, the indices' last IndexDimensions dimensions inserted
+there; GATHER_ELEMENTS: along Axis, one index per output element; GATHER_ND/ND1: a tuple of
+coordinates, the indices' last dimension, per batch of BatchDimensionCount leading dimensions)
+names. scatter.py (SCATTER, SCATTER_ND) shares the addressing below.
+
+Indices: negative values count from the end of their dimension for the signed types (INT32,
+INT64; the pages, from feature level 3_0); UINT32 and UINT64 are never negative. What the pages
+leave open, as DirectML's own API computed it (README: GATHER): the element read is the one at
+the row-major offset of the coordinates (the index replaced, or the tuple's coordinates), over the
+input's Sizes, whatever each coordinate's range: an index past its dimension reads on into the next
+row (GATHER's page: "reads will be clamped safely within the input tensor's memory"), and an
+offset outside [0, element count) reads the input's last element (scatters write nothing there).
+Components beyond +-N (N the input's element count) count as +-N; DirectML's own 32-bit address
+arithmetic reads 64-bit indices of 2**31 and more by their low 32 bits and UINT64 ones of 2**63
+and more as negative (a finding: tests/dml_findings.py).
+
+The lowering ("flat"): each index in INT64, wrapped, its offset computed with the input's
+row-major strides (Mul, Add), offsets outside the input set to the last element (Less, Greater,
+Or, Where), then one ONNX Gather from the flat input: exact for every type (the CUDA EP's Gather
+takes every fixed-size type; values are moved, never computed). On the `dml` target the ONNX
+Gather, GatherElements and GatherND whose indices are in range are the DirectML EP's own GATHER
+operators, but out-of-range indices error on the other EPs' kernels: the flat lowering is kept
+there too (one graph for every EP).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import GraphBuilder
+from ..desc import OperatorDesc
+from ..errors import ModelError
+from ..schema import OperatorSchema
+from . import common
+
+CANDIDATES = ("flat",)  # choices.py
+
+
+# -- shapes and validation -------------------------------------------------------------------
+
+
+def right_aligned(sizes: Sequence[int], rank: int) -> tuple[int, ...] | None:
+    """`sizes` with leading 1s dropped or added to `rank` dimensions (None: more than `rank` remain)."""
+    s = list(sizes)
+    while len(s) > rank and s[0] == 1:
+        s.pop(0)
+    return None if len(s) > rank else (1,) * (rank - len(s)) + tuple(s)
+
+
+def check_leading_ones(desc: OperatorDesc, name: str, meaningful: int, field: str) -> None:
+    """Dimensions before the last `meaningful` ones are 1 (DirectML refuses others, measured)."""
+    sizes = desc.tensor(name).sizes
+    for i, s in enumerate(sizes[: len(sizes) - meaningful]):
+        if s != 1:
+            raise ModelError(
+                desc.at(name, "Sizes", i), f"must be 1: only the last {field} ({meaningful}) dimensions count, not {s}"
+            )
+
+
+def check_sizes(desc: OperatorDesc, name: str, want: Sequence[int], why: str) -> None:
+    t = desc.tensor(name)
+    aligned = right_aligned(want, t.rank)
+    if aligned is None:
+        raise ModelError(desc.at(name, "Sizes"), f"{why} is {list(want)}: more than {name}'s {t.rank} dimensions")
+    if t.sizes != aligned:
+        raise ModelError(desc.at(name, "Sizes"), f"must be {list(aligned)} ({why}), not {list(t.sizes)}")
+
+
+def check_count(desc: OperatorDesc, field: str, low: int, high: int, what: str) -> int:
+    value = desc[field]
+    if not low <= value <= high:
+        raise ModelError(desc.at(field), f"{field} must be in [{low}, {high}] ({what}), not {value}")
+    return value
+
+
+@dataclass(frozen=True)
+class Frame:
+    """How indices address the input, in a 3-D frame [batch, rows, inner] broadcast from the index
+    tensor at `index_shape` (its last axis the tuple's `dims`, one per coordinate): the offset of
+    frame element (b, r, i) is b * batch_stride + sum(index[b, r, i, c] * strides[c]) + i.
+    `positional` adds the b and i terms (GATHER, GATHER_ND: the index does not vary along them)."""
+
+    shape: tuple[int, int, int]
+    index_shape: tuple[int, int, int, int]
+    dims: tuple[int, ...]
+    strides: tuple[int, ...]
+    batch_stride: int
+    count: int  # the input's element count, N
+
+
+def frame(desc: OperatorDesc) -> Frame:
+    """The addressing of a validated GATHER*, SCATTER or SCATTER_ND desc."""
+    name = desc.schema.name
+    x, idx = desc.tensor("InputTensor"), desc.tensor("IndicesTensor")
+    n = x.element_count
+    if name in ("GATHER", "GATHER_ELEMENTS", "SCATTER"):
+        a = desc["Axis"]
+        outer, dim, inner = math.prod(x.sizes[:a]), x.sizes[a], math.prod(x.sizes[a + 1 :])
+        if name == "GATHER":
+            q = math.prod(idx.sizes)
+            return Frame((outer, q, inner), (1, q, 1, 1), (dim,), (inner,), dim * inner, n)
+        q = idx.sizes[a]
+        return Frame((outer, q, inner), (outer, q, inner, 1), (dim,), (inner,), dim * inner, n)
+    batch = desc["BatchDimensionCount"] if name == "GATHER_ND1" else 0
+    data = x.sizes[x.rank - desc["InputDimensionCount"] :]
+    k = idx.sizes[idx.rank - desc["IndicesDimensionCount"] :]
+    t = k[-1]
+    b, rows, inner = math.prod(k[:batch]), math.prod(k[batch:-1]), math.prod(data[batch + t :])
+    dims = tuple(data[batch : batch + t])
+    strides = tuple(math.prod(data[batch + c + 1 :]) for c in range(t))
+    return Frame((b, rows, inner), (b, rows, 1, t), dims, strides, math.prod(data[batch:]), n)
+
+
+def nd_sizes(desc: OperatorDesc, batch: int) -> tuple[int, ...]:
+    """GATHER_ND's output (SCATTER_ND's updates) Sizes, before right-alignment: batch and rows of
+    tuples from the indices, then the input's dimensions past the tuple."""
+    x, idx = desc.tensor("InputTensor"), desc.tensor("IndicesTensor")
+    data = x.sizes[x.rank - desc["InputDimensionCount"] :]
+    k = idx.sizes[idx.rank - desc["IndicesDimensionCount"] :]
+    return (*k[:-1], *data[batch + k[-1] :])
+
+
+def validate_nd(desc: OperatorDesc, batch: int) -> None:
+    """GATHER_ND(1)'s and SCATTER_ND's rules for the input and the indices."""
+    x, idx = desc.tensor("InputTensor"), desc.tensor("IndicesTensor")
+    common.check_same_rank(desc, "IndicesTensor", "InputTensor")
+    in_count = check_count(desc, "InputDimensionCount", 1, x.rank, "InputTensor's DimensionCount")
+    idx_count = check_count(desc, "IndicesDimensionCount", 1, idx.rank, "IndicesTensor's DimensionCount")
+    check_leading_ones(desc, "InputTensor", in_count, "InputDimensionCount")
+    check_leading_ones(desc, "IndicesTensor", idx_count, "IndicesDimensionCount")
+    if batch >= min(in_count, idx_count):
+        raise ModelError(
+            desc.at("BatchDimensionCount"),
+            f"BatchDimensionCount must be less than InputDimensionCount ({in_count}) "
+            f"and IndicesDimensionCount ({idx_count}), not {batch}",
+        )
+    data, k = x.sizes[x.rank - in_count :], idx.sizes[idx.rank - idx_count :]
+    t = k[-1]
+    if not 1 <= t <= in_count - batch:
+        raise ModelError(
+            desc.at("IndicesTensor", "Sizes", idx.rank - 1),
+            f"the index tuple's size (the last dimension) must be in [1, {in_count - batch}] "
+            f"(InputDimensionCount {in_count} less {batch} batch dimensions), not {t}",
+        )
+    for i in range(batch):
+        if k[i] != data[i]:
+            raise ModelError(
+                desc.at("IndicesTensor", "Sizes", idx.rank - idx_count + i),
+                f"batch dimension {i} must equal InputTensor's ({data[i]}), not {k[i]}",
+            )
+
+
+def validate_axis_elements(desc: OperatorDesc, others: Sequence[str]) -> int:
+    """GATHER_ELEMENTS' and SCATTER's rules: Axis in range, IndicesTensor of the input's Sizes
+    except on Axis (DirectML refuses others, measured)."""
+    x, idx = desc.tensor("InputTensor"), desc.tensor("IndicesTensor")
+    for other in ("IndicesTensor", *others):
+        common.check_same_rank(desc, other, "InputTensor")
+    a = check_count(desc, "Axis", 0, x.rank - 1, "a dimension of InputTensor")
+    for i, (s, want) in enumerate(zip(idx.sizes, x.sizes, strict=True)):
+        if i != a and s != want:
+            raise ModelError(
+                desc.at("IndicesTensor", "Sizes", i), f"must equal InputTensor.Sizes[{i}] ({want}) off Axis {a}, not {s}"
+            )
+    return a
+
+
+def validate(desc: OperatorDesc) -> None:
+    name = desc.schema.name
+    common.check_same_type(desc, "OutputTensor", "InputTensor")
+    common.check_same_rank(desc, "OutputTensor", "InputTensor")
+    x, idx = desc.tensor("InputTensor"), desc.tensor("IndicesTensor")
+    if name == "GATHER":
+        common.check_same_rank(desc, "IndicesTensor", "InputTensor")
+        a = check_count(desc, "Axis", 0, x.rank - 1, "a dimension of InputTensor")
+        k = check_count(desc, "IndexDimensions", 0, idx.rank, "IndicesTensor's DimensionCount")
+        check_leading_ones(desc, "IndicesTensor", k, "IndexDimensions")
+        # DirectML refuses the page's example 3 ({3, 2}, indices {1, 2}, IndexDimensions 2: {3, 1, 2}), measured
+        want = (*x.sizes[:a], *idx.sizes[idx.rank - k :], *x.sizes[a + 1 :])
+        check_sizes(desc, "OutputTensor", want, "InputTensor's Sizes with the indices' inserted at Axis")
+    elif name == "GATHER_ELEMENTS":
+        validate_axis_elements(desc, ())
+        common.check_same_sizes(desc, "OutputTensor", "IndicesTensor")
+    else:
+        batch = desc["BatchDimensionCount"] if name == "GATHER_ND1" else 0
+        validate_nd(desc, batch)
+        check_sizes(desc, "OutputTensor", nd_sizes(desc, batch), "the indices' leading Sizes, then InputTensor's past the tuple")
+
+
+# -- lowering ---------------------------------------------------------------------------------
+
+
+def offsets(desc: OperatorDesc, b: GraphBuilder, indices: str) -> str:
+    """INT64 offsets into the flat input at the frame's shape (exactly, out-of-range ones
+    included: see the module's doc)."""
+    f = frame(desc)
+    index_type = desc.tensor("IndicesTensor").data_type
+    n = f.count
+    v = b.reshape(indices, list(f.index_shape), "indices_frame", "the indices in the addressing frame, the tuple last")
+    if index_type != dtypes.INT64:
+        v = b.cast(v, dtypes.INT64, "indices_int64", f"{index_type} indices in INT64, exactly (UINT64: the same bits)")
+    zero = b.scalar(0, dtypes.INT64, "zero")
+    count = b.scalar(n, dtypes.INT64, "element_count")
+    if index_type == dtypes.UINT64:  # 2**63 and more read as negative in INT64: out of range
+        negative = b.node("Less", [v, zero], "huge", "UINT64 indices of 2**63 and more")
+        v = b.node("Where", [negative, count, v], "huge_to_n", "past every dimension: N")
+    if index_type.is_signed:
+        negative = b.node("Less", [v, zero], "negative", "negative indices count from the end")
+        dims = b.i64(list(f.dims), "dims")
+        wrapped = b.node("Add", [v, dims], "plus_dim", "index + its dimension")
+        v = b.node("Where", [negative, wrapped, v], "wrapped", "negative indices wrapped once")
+    if index_type.size == 8 or len(f.dims) > 1:
+        # components beyond +-N count as +-N: the products below stay far inside INT64
+        minus_count = b.scalar(-n, dtypes.INT64, "minus_element_count")
+        v = b.node("Where", [b.node("Greater", [v, count], "above_n", "index > N"), count, v], "at_most_n", "at most N")
+        v = b.node(
+            "Where",
+            [b.node("Less", [v, minus_count], "below_minus_n", "index < -N"), minus_count, v],
+            "at_least_minus_n",
+            "at least -N",
+        )
+    v = b.node("Mul", [v, b.i64(list(f.strides), "strides")], "scaled", "each coordinate times its row-major stride")
+    terms = [b.slice(v, [3], [c], [c + 1], f"coordinate_{c}", f"coordinate {c} of the tuple") for c in range(len(f.dims))]
+    total = terms[0]
+    for c, term in enumerate(terms[1:], 1):
+        total = b.node("Add", [total, term], f"sum_{c}", "the tuple's coordinates summed")
+    total = b.reshape(total, list(f.index_shape[:3]), "index_offset", "the index's part of the offset")
+    bs, _, inner = f.shape
+    if bs > 1:
+        batch = b.i64((np.arange(bs) * f.batch_stride).reshape(bs, 1, 1), "batch_offsets")
+        total = b.node("Add", [total, batch], "plus_batch", "plus the batch's (or outer dimensions') offset")
+    if inner > 1:
+        total = b.node(
+            "Add",
+            [total, b.i64(np.arange(inner).reshape(1, 1, inner), "inner_offsets")],
+            "plus_inner",
+            "plus the inner dimensions' offset",
+        )
+    if tuple(f.index_shape[:3]) != f.shape:
+        total = b.node("Expand", [total, b.i64(list(f.shape), "frame_shape")], "offsets", "one offset per frame element")
+    return total
+
+
+def outside(b: GraphBuilder, offset: str, n: int) -> str:
+    """BOOL: offsets outside [0, n)."""
+    below = b.node("Less", [offset, b.scalar(0, dtypes.INT64, "zero_offset")], "before_input", "offset < 0")
+    above = b.node("Greater", [offset, b.scalar(n - 1, dtypes.INT64, "last_offset")], "past_input", "offset > N - 1")
+    return b.node("Or", [below, above], "outside", "offsets outside the input")
+
+
+def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    x, out = desc.tensor("InputTensor"), desc.tensor("OutputTensor")
+    n = x.element_count
+    offset = offsets(desc, b, inputs["IndicesTensor"])
+    last = b.scalar(n - 1, dtypes.INT64, "last_element")
+    offset = b.node("Where", [outside(b, offset, n), last, offset], "read_offsets", "outside the input: its last element")
+    flat = b.reshape(inputs["InputTensor"], [n], "input_flat", "InputTensor as one array")
+    y = b.node("Gather", [flat, offset], "gather", "each output element from its offset, bit for bit", axis=0)
+    return b.reshape(y, list(out.sizes), "output", "at OutputTensor's Sizes")
+
+
+# -- reference --------------------------------------------------------------------------------
+
+
+def reference_offsets(desc: OperatorDesc, indices: np.ndarray) -> np.ndarray:
+    """The frame's offsets (int64) from the page's rules, in Python integers."""
+    f = frame(desc)
+    index_type = desc.tensor("IndicesTensor").data_type
+    n = f.count
+    v = np.asarray(indices).astype(object).reshape(f.index_shape)
+    dims = np.array(f.dims, dtype=object)
+    if index_type.is_signed:
+        v = np.where(v < 0, v + dims, v)
+    v = np.where(v > n, n, np.where(v < -n, -n, v))
+    off = (v * np.array(f.strides, dtype=object)).sum(axis=3)
+    bs, _, inner = f.shape
+    off = (
+        off
+        + (np.arange(bs, dtype=object) * f.batch_stride).reshape(bs, 1, 1)
+        + np.arange(inner, dtype=object).reshape(1, 1, inner)
+    )
+    return np.broadcast_to(off, f.shape).astype(np.int64)
+
+
+def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """Each output element: the input element at its offset, or the last one where the offset is
+    outside the input."""
+    out = desc.tensor("OutputTensor")
+    x = np.asarray(inputs["InputTensor"]).reshape(-1)
+    off = reference_offsets(desc, inputs["IndicesTensor"])
+    off = np.where((off < 0) | (off >= x.size), x.size - 1, off)
+    return x[off].reshape(out.sizes)
+
+
+# -- examples ---------------------------------------------------------------------------------
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: each data type with each index type."""
+    out: list[common.Example] = []
+    for t in common.example_types(op, "InputTensor"):
+        for index in common.example_types(op, "IndicesTensor"):
+            x = common.example_tensor(t, [3, 4])
+            if op.name == "GATHER":
+                fields = {"IndicesTensor": common.example_tensor(index, [1, 2]), "OutputTensor": common.example_tensor(t, [2, 4])}
+                fields |= {"Axis": 0, "IndexDimensions": 1}
+            elif op.name == "GATHER_ELEMENTS":
+                fields = {"IndicesTensor": common.example_tensor(index, [2, 4]), "OutputTensor": common.example_tensor(t, [2, 4])}
+                fields |= {"Axis": 0}
+            else:
+                fields = {"IndicesTensor": common.example_tensor(index, [2, 1]), "OutputTensor": common.example_tensor(t, [2, 4])}
+                fields |= {"InputDimensionCount": 2, "IndicesDimensionCount": 2}
+                if op.name == "GATHER_ND1":
+                    fields["BatchDimensionCount"] = 0
+            out.append({"InputTensor": x, **fields})
+    return out

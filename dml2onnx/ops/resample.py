@@ -1,0 +1,314 @@
+"""DML_OPERATOR_UPSAMPLE_2D, …_RESAMPLE, …_RESAMPLE1, …_RESAMPLE2: each output element of
+OutputTensor read from InputTensor at the coordinate that the page's relation gives, axis by axis:
+
+    OutputX = (InputX + InputPixelOffset) * Scale + OutputPixelOffset
+
+so InputX = (OutputX - OutputPixelOffset) / Scale - InputPixelOffset. RESAMPLE's (and
+UPSAMPLE_2D's, whose scales are 1 but for ScaleSize's Height and Width on the last two axes)
+offsets are RESAMPLE1's 0.5 and -0.5 (pixel centres).
+
+What the pages leave open, as DirectML's own API showed it (1.24.4 under Wine, measured):
+- the coordinate is computed in FLOAT32 as (OutputX - OutputPixelOffset) * (1 / Scale) -
+  InputPixelOffset (a multiplication by the reciprocal: RESAMPLE LINEAR by 3 gives 0.33333337,
+  not 0.3333333);
+- NEAREST_NEIGHBOR takes floor(InputX + 0.5) (halves up) for UPSAMPLE_2D, RESAMPLE and RESAMPLE1;
+  RESAMPLE2 rounds the coordinate itself: ceil(InputX) with RoundingDirection INCREASING,
+  floor(InputX) with DECREASING (0.25 becomes 1 and 0, not the nearest 0);
+- LINEAR takes x0 = floor(InputX), w = InputX - x0 and lerps the elements at x0 and x0 + 1 per axis
+  (a + w * (b - a)); indices are clamped to the edges ([0, size - 1]), so outside the input the edge
+  element repeats; it ignores RoundingDirection;
+- INT8 and UINT8 (6_2) are interpolated in FLOAT32 and truncated toward zero (127 * 0.125 = 15.875
+  gives 15, -0.625 gives 0); FLOAT16 in FLOAT32 and rounded once;
+- Scales must be at least FLT_EPSILON (2**-23 as FLOAT32; smaller ones, 0, negatives and NaN:
+  E_INVALIDARG); an infinite scale is accepted (every output reads coordinate -InputPixelOffset).
+  The output's Sizes are free (the scaled input is cropped or its edge repeated) but for
+  UPSAMPLE_2D, whose output must be the input times ScaleSize (0 refused); InputTensor and
+  OutputTensor must have the same DataType.
+- One disagreement, kept on the page's side (tests/dml_findings.py): DML_RESAMPLE and
+  DML_RESAMPLE1 NEAREST_NEIGHBOR on INT8/UINT8 floor the coordinate (0.75 reads element 0) where
+  their floats, RESAMPLE2 and the DirectML EP's Resize on the same types take the nearest element.
+- Non-finite pixel offsets are accepted by DirectML and give NaN or an edge element: refused here
+  (no defined result). Coordinates beyond about 2**24 in magnitude lose the clamping in DirectML's
+  LINEAR (measured: -1e9 for an offset of 1e9), which the graphs do not copy: keep offsets moderate.
+
+The lowerings. "gather": for every axis whose output differs from the input, index (and weight)
+tables computed here at lowering time (static shapes) with the FLOAT32 arithmetic above. NEAREST:
+one Gather per axis (a byte move, exact for every type). LINEAR: two Gathers per axis and a + w * (b
+- a) in FLOAT32 (FLOAT16, INT8 and UINT8 cast to FLOAT32 first, cast back at the end: Cast to INT8 /
+UINT8 truncates toward zero), separable, up to 16 taps for 4 axes. "resize" (the `dml` target, where
+resize_attributes finds one): ONNX Resize, which the DirectML EP maps back onto DML_RESAMPLE with the
+desc's scales and offsets (DmlOperatorResize.cpp); elsewhere "gather".
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import GraphBuilder
+from ..desc import OperatorDesc
+from ..errors import ModelError
+from ..schema import OperatorSchema
+from ..targets import DML_NODE_DOC
+from . import common
+
+CANDIDATES = ("gather", "resize")  # choices.py
+DML_PREFERENCE = ("resize",)
+ROWS = ("UPSAMPLE_2D", "RESAMPLE", "RESAMPLE1", "RESAMPLE2")
+F32 = np.float32
+MIN_SCALE = F32(2.0**-23)  # FLT_EPSILON: DirectML's smallest scale
+# (InputPixelOffset, OutputPixelOffset) of ONNX Resize's coordinate_transformation_mode, as the
+# DirectML EP maps them onto DML_RESAMPLE (DmlOperatorResize.cpp: ComputePixelOffsetsAndScales)
+RESIZE_MODES = {(0.5, -0.5): "half_pixel", (0.0, 0.0): "asymmetric", (0.0, -0.5): "tf_half_pixel_for_nn"}
+
+
+def _scales_field(desc: OperatorDesc) -> str | None:
+    return None if desc.schema.name == "UPSAMPLE_2D" else "Scales"
+
+
+def geometry(desc: OperatorDesc) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
+    """(Scales, InputPixelOffsets, OutputPixelOffsets), one per dimension, for every operator."""
+    rank = desc.tensor("InputTensor").rank
+    name = desc.schema.name
+    if name == "UPSAMPLE_2D":
+        width, height = desc["ScaleSize"]
+        scales = (1.0,) * (rank - 2) + (float(height), float(width))
+    else:
+        scales = tuple(desc["Scales"])
+    if name in ("UPSAMPLE_2D", "RESAMPLE"):
+        return scales, (0.5,) * rank, (-0.5,) * rank
+    return scales, tuple(desc["InputPixelOffsets"]), tuple(desc["OutputPixelOffsets"])
+
+
+def rounding(desc: OperatorDesc) -> str:
+    """How NEAREST_NEIGHBOR maps a coordinate to an index: "halves_up", "ceil" or "floor"."""
+    if desc.schema.name != "RESAMPLE2":
+        return "halves_up"
+    return "ceil" if desc["RoundingDirection"] == "INCREASING" else "floor"
+
+
+def validate(desc: OperatorDesc) -> None:
+    common.check_same_type(desc, "OutputTensor", "InputTensor")
+    common.check_same_rank(desc, "OutputTensor", "InputTensor")
+    x, out = desc.tensor("InputTensor"), desc.tensor("OutputTensor")
+    name = desc.schema.name
+    if name == "UPSAMPLE_2D":
+        for i, n in enumerate(("Width", "Height")):
+            if desc["ScaleSize"][i] < 1:
+                raise ModelError(desc.at("ScaleSize", n), "must be at least 1")
+        scales = geometry(desc)[0]
+        for i, (a, s, o) in enumerate(zip(x.sizes, scales, out.sizes, strict=True)):
+            if o != a * int(s):
+                raise ModelError(
+                    desc.at("OutputTensor", "Sizes", i), f"must be InputTensor.Sizes[{i}] * {int(s)} ({a * int(s)}), not {o}"
+                )
+        return
+    count = "ScaleCount" if name == "RESAMPLE" else "DimensionCount"
+    if desc[count] != x.rank:
+        raise ModelError(desc.at(count), f"must be InputTensor's DimensionCount ({x.rank}), not {desc[count]}")
+    for i, s in enumerate(desc["Scales"]):
+        # DirectML refuses 0, negatives, NaN and anything below FLT_EPSILON (E_INVALIDARG, measured)
+        if not F32(s) >= MIN_SCALE:
+            raise ModelError(desc.at("Scales", i), f"a scale must be at least 2**-23 (FLT_EPSILON), not {s}")
+    if name != "RESAMPLE":
+        for field in ("InputPixelOffsets", "OutputPixelOffsets"):
+            for i, v in enumerate(desc[field]):
+                if not math.isfinite(v):
+                    raise ModelError(desc.at(field, i), f"must be finite, not {v}")
+
+
+# -- the per-axis tables (shared by the graphs and the reference) ----------------------------
+
+
+def coordinates(out_size: int, scale: float, input_offset: float, output_offset: float) -> np.ndarray:
+    """InputX of every OutputX, in FLOAT32 as DirectML computes it."""
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        reciprocal = F32(1) / F32(scale)
+        o = np.arange(out_size, dtype=F32) - F32(output_offset)
+        return (o * reciprocal).astype(F32) - F32(input_offset)
+
+
+def nearest_indices(size: int, out_size: int, geom: tuple[float, float, float], mode: str) -> np.ndarray:
+    x = coordinates(out_size, *geom)
+    if mode == "halves_up":
+        i = np.floor(x + F32(0.5))
+    elif mode == "ceil":
+        i = np.ceil(x)
+    else:
+        i = np.floor(x)
+    return np.clip(i, 0, size - 1).astype(np.int64)
+
+
+def linear_taps(size: int, out_size: int, geom: tuple[float, float, float]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(index of a, index of b, w) of a + w * (b - a) for every output position."""
+    x = coordinates(out_size, *geom)
+    x0 = np.floor(x)
+    with np.errstate(invalid="ignore"):  # inf - inf beyond the edges: the weight is dropped below
+        w = (x - x0).astype(F32)
+    i0 = np.clip(x0, 0, size - 1).astype(np.int64)
+    i1 = np.clip(x0 + 1, 0, size - 1).astype(np.int64)
+    w = np.where(i0 == i1, F32(0), w).astype(F32)  # the same element either way
+    return i0, i1, w
+
+
+def _axes(desc: OperatorDesc) -> list[tuple[int, int, int, tuple[float, float, float]]]:
+    """(axis, input size, output size, (scale, input offset, output offset)) of each axis."""
+    scales, ins, outs = geometry(desc)
+    x, out = desc.tensor("InputTensor"), desc.tensor("OutputTensor")
+    return [(a, x.sizes[a], out.sizes[a], (scales[a], ins[a], outs[a])) for a in range(x.rank)]
+
+
+def _identity(indices: np.ndarray, size: int) -> bool:
+    return len(indices) == size and bool(np.all(indices == np.arange(size)))
+
+
+def _linear(desc: OperatorDesc) -> bool:
+    return desc["InterpolationMode"] == "LINEAR"
+
+
+# -- the dml target: ONNX Resize -------------------------------------------------------------
+
+
+def resize_attributes(desc: OperatorDesc) -> dict[str, str] | None:
+    """The attributes of the ONNX Resize (its `scales` input the desc's Scales) that the DirectML EP
+    maps back onto this desc exactly, or None. The EP's mode for each axis comes from one
+    coordinate_transformation_mode (RESIZE_MODES), its NEAREST rounds halves up (round_prefer_ceil)
+    or floors (floor: RESAMPLE2 DECREASING); RESAMPLE2 INCREASING (ceil) has no Resize form.
+    Resize's output is floor(size * scale), which must be the desc's; axes of one element in and
+    out, which the EP squeezes away, take any offsets; DirectML takes at most 4 of the others.
+    Measured on the DirectML EP (1.24.4 under Wine): exact for every type and mode but
+    round_prefer_floor (halves down), which is not used."""
+    geom = geometry(desc)
+    x, out = desc.tensor("InputTensor"), desc.tensor("OutputTensor")
+    modes = set()
+    for n, o, s, ip, op in zip(x.sizes, out.sizes, *geom, strict=True):
+        if not n * s < 2**32 or o != int(F32(n) * F32(s)) or o != math.floor(n * s):
+            return None
+        if n == 1 and o == 1:
+            continue
+        modes.add(RESIZE_MODES.get((ip, op)))
+    kept = sum(1 for n, o in zip(x.sizes, out.sizes, strict=True) if not (n == 1 and o == 1))
+    if len(modes) > 1 or None in modes or kept > 4:
+        return None
+    attrs = {"coordinate_transformation_mode": modes.pop() if modes else "half_pixel"}
+    if _linear(desc):
+        return attrs | {"mode": "linear"}
+    nearest = {"halves_up": "round_prefer_ceil", "floor": "floor"}.get(rounding(desc))
+    return None if nearest is None else attrs | {"mode": "nearest", "nearest_mode": nearest}
+
+
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    return candidate == "gather" or resize_attributes(desc) is not None
+
+
+# -- lowering ---------------------------------------------------------------------------------
+
+
+def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    y = inputs["InputTensor"]
+    dtype = desc.tensor("InputTensor").data_type
+    attrs = resize_attributes(desc) if b.variant == "resize" and b.target.dml_nodes else None
+    if attrs is not None:
+        roi = b.const(np.zeros(0, F32), "roi")
+        scales = b.const(np.asarray(geometry(desc)[0], F32), "scales")
+        return b.node("Resize", [y, roi, scales], "resize", DML_NODE_DOC, **attrs)
+    if not _linear(desc):
+        mode = rounding(desc)
+        for axis, size, out_size, geom in _axes(desc):
+            idx = nearest_indices(size, out_size, geom, mode)
+            if _identity(idx, size):
+                continue
+            y = b.node(
+                "Gather", [y, b.i64(idx, f"axis{axis}_indices")], f"axis{axis}", f"nearest elements along axis {axis}", axis=axis
+            )
+        return y
+    rank = desc.tensor("InputTensor").rank
+    if dtype != dtypes.FLOAT32:
+        y = b.cast(y, dtypes.FLOAT32, "float32", "interpolated in FLOAT32")
+    for axis, size, out_size, geom in _axes(desc):
+        i0, i1, w = linear_taps(size, out_size, geom)
+        if _identity(i0, size) and not np.any(w):
+            continue
+        a = b.node(
+            "Gather",
+            [y, b.i64(i0, f"axis{axis}_lower")],
+            f"axis{axis}_a",
+            f"the element at floor(x) along axis {axis}",
+            axis=axis,
+        )
+        if not np.any(w):
+            y = a
+            continue
+        c = b.node(
+            "Gather",
+            [y, b.i64(i1, f"axis{axis}_upper")],
+            f"axis{axis}_b",
+            f"the element at floor(x) + 1 along axis {axis}",
+            axis=axis,
+        )
+        shape = [1] * rank
+        shape[axis] = out_size
+        weights = b.const(w.reshape(shape), f"axis{axis}_weights")
+        d = b.node("Sub", [c, a], f"axis{axis}_difference", "b - a")
+        d = b.node("Mul", [d, weights], f"axis{axis}_weighted", "w * (b - a)")
+        y = b.node("Add", [a, d], f"axis{axis}_lerp", "a + w * (b - a)")
+    if dtype != dtypes.FLOAT32:
+        doc = "rounded to FLOAT16" if dtype == dtypes.FLOAT16 else "truncated toward zero"
+        y = b.cast(y, dtype, "output", doc)
+    return y
+
+
+# -- reference --------------------------------------------------------------------------------
+
+
+def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """The page's relation element by element: each output position's input coordinate per axis,
+    the nearest element (DirectML's rounding) or the lerps of the two neighbours, in FLOAT32."""
+    x = np.asarray(inputs["InputTensor"])
+    out_dtype = x.dtype
+    if not _linear(desc):
+        mode = rounding(desc)
+        index = [nearest_indices(size, n, geom, mode) for _, size, n, geom in _axes(desc)]
+        return x[np.ix_(*index)]
+    y = x.astype(F32)
+    for axis, size, n, geom in _axes(desc):
+        i0, i1, w = linear_taps(size, n, geom)
+        a = np.take(y, i0, axis=axis)
+        c = np.take(y, i1, axis=axis)
+        shape = [1] * y.ndim
+        shape[axis] = n
+        with np.errstate(invalid="ignore", over="ignore"):
+            y = (a + w.reshape(shape) * (c - a)).astype(F32)
+    if out_dtype.kind in "iu":
+        info = np.iinfo(out_dtype)
+        return np.clip(np.trunc(y), info.min, info.max).astype(out_dtype)
+    return y.astype(out_dtype)
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: each type, each interpolation mode, doubling the last two dimensions."""
+    out: list[common.Example] = []
+    for t in common.example_types(op, "InputTensor"):
+        for mode in ("NEAREST_NEIGHBOR", "LINEAR"):
+            ex: common.Example = {
+                "InputTensor": common.example_tensor(t, [1, 1, 2, 3]),
+                "OutputTensor": common.example_tensor(t, [1, 1, 4, 6]),
+                "InterpolationMode": mode,
+            }
+            if op.name == "UPSAMPLE_2D":
+                ex["ScaleSize"] = {"Width": 2, "Height": 2}
+            elif op.name == "RESAMPLE":
+                ex |= {"ScaleCount": 4, "Scales": [1, 1, 2, 2]}
+            else:
+                ex |= {
+                    "DimensionCount": 4,
+                    "Scales": [1, 1, 2, 2],
+                    "InputPixelOffsets": [0.5] * 4,
+                    "OutputPixelOffsets": [-0.5] * 4,
+                }
+                if op.name == "RESAMPLE2":
+                    ex["RoundingDirection"] = "INCREASING"
+            out.append(ex)
+    return out

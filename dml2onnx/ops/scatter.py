@@ -1,0 +1,103 @@
+"""DML_OPERATOR_SCATTER (DML_OPERATOR_SCATTER_ELEMENTS) and SCATTER_ND: the input copied to the
+output, then each UpdatesTensor element written at the position its index names (SCATTER: along
+Axis, IndicesTensor of UpdatesTensor's Sizes; SCATTER_ND: a tuple of coordinates per row of
+updates). Indices are addressed as in gather.py (negative values count from the end for INT32 and
+INT64; the row-major offset of the coordinates over the input's Sizes): as DirectML's own API
+computed it, an offset outside [0, element count) writes nothing. Two indices naming one
+position: the pages say the last write wins (SCATTER) or that no order is guaranteed
+(SCATTER_ND); DirectML's writes race (SCATTER_ND: 4096 duplicates once left not the last), so
+the reference takes the last and no test has duplicates.
+
+The lowering ("flat"): gather.py's offsets, those outside the input sent to a spare slot past it;
+ONNX ScatterElements (axis 0) into the flat input with the spare slot (and zeros so that the data
+has at least as many elements as the updates: the DirectML EP refuses fewer), then the input's
+elements (Slice) at OutputTensor's Sizes. Exact for every type (the CUDA EP's ScatterElements and
+Concat take every fixed-size type). The DirectML EP registers ScatterElements only up to opset
+17 (dml_ep_registry): at 18 and later the `portable` graph is refused by the static check.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import GraphBuilder
+from ..desc import OperatorDesc
+from ..schema import OperatorSchema
+from . import common, gather
+
+CANDIDATES = ("flat",)  # choices.py
+
+
+def validate(desc: OperatorDesc) -> None:
+    common.check_same_type(desc, "UpdatesTensor", "InputTensor")
+    common.check_same_type(desc, "OutputTensor", "InputTensor")
+    common.check_same_sizes(desc, "OutputTensor", "InputTensor")
+    if desc.schema.name == "SCATTER":
+        gather.validate_axis_elements(desc, ("UpdatesTensor",))
+        common.check_same_sizes(desc, "UpdatesTensor", "IndicesTensor")
+    else:
+        common.check_same_rank(desc, "UpdatesTensor", "InputTensor")
+        gather.validate_nd(desc, 0)
+        gather.check_sizes(
+            desc, "UpdatesTensor", gather.nd_sizes(desc, 0), "the indices' leading Sizes, then InputTensor's past the tuple"
+        )
+
+
+def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    x, out, upd = desc.tensor("InputTensor"), desc.tensor("OutputTensor"), desc.tensor("UpdatesTensor")
+    n, m = x.element_count, upd.element_count
+    offset = gather.offsets(desc, b, inputs["IndicesTensor"])
+    spare = b.scalar(n, dtypes.INT64, "spare_slot")
+    offset = b.node(
+        "Where", [gather.outside(b, offset, n), spare, offset], "write_offsets", "outside the input: the spare slot N"
+    )
+    offset = b.reshape(offset, [m], "offsets_flat", "one offset per update")
+    flat = b.reshape(inputs["InputTensor"], [n], "input_flat", "InputTensor as one array")
+    pad = b.filled([max(1, m - n)], 0, x.data_type.numpy, "spare", "the spare slot (and room for every update)")
+    data = b.node("Concat", [flat, pad], "with_spare", "the input, then the spare slot", axis=0)
+    updates = b.reshape(inputs["UpdatesTensor"], [m], "updates_flat", "UpdatesTensor as one array")
+    scattered = b.node(
+        "ScatterElements",
+        [data, offset, updates],
+        "scatter",
+        "each update at its offset, bit for bit (duplicates: one of them)",
+        axis=0,
+    )
+    y = b.slice(scattered, [0], [0], [n], "output_flat", "the input's elements, without the spare slot")
+    return b.reshape(y, list(out.sizes), "output", "at OutputTensor's Sizes")
+
+
+def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """The input, then each update at its offset in order (the last of duplicates); offsets
+    outside the input write nothing."""
+    out = desc.tensor("OutputTensor")
+    y = np.array(inputs["InputTensor"]).reshape(-1).copy()
+    off = gather.reference_offsets(desc, inputs["IndicesTensor"]).reshape(-1)
+    updates = np.asarray(inputs["UpdatesTensor"]).reshape(-1)
+    for o, u in zip(off, updates, strict=True):
+        if 0 <= o < y.size:
+            y[o] = u
+    return y.reshape(out.sizes)
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: each data type with each index type."""
+    out: list[common.Example] = []
+    for t in common.example_types(op, "InputTensor"):
+        for index in common.example_types(op, "IndicesTensor"):
+            x = common.example_tensor(t, [3, 4])
+            if op.name == "SCATTER":
+                fields = {
+                    "IndicesTensor": common.example_tensor(index, [2, 4]),
+                    "UpdatesTensor": common.example_tensor(t, [2, 4]),
+                    "Axis": 0,
+                }
+            else:
+                fields = {
+                    "IndicesTensor": common.example_tensor(index, [2, 1]),
+                    "UpdatesTensor": common.example_tensor(t, [2, 4]),
+                }
+                fields |= {"InputDimensionCount": 2, "IndicesDimensionCount": 2}
+            out.append({"InputTensor": x, **fields, "OutputTensor": x})
+    return out

@@ -1,0 +1,269 @@
+"""GATHER, GATHER_ELEMENTS, GATHER_ND, GATHER_ND1 (dml2onnx/ops/gather.py): the pages' examples,
+negative and out-of-range indices by hand (as DirectML's API computed them), refusals, and
+property tests against the reference, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dml2onnx import lowering, ops, runtime
+from dml2onnx.desc import parse_operator_desc
+from dml2onnx.schema import OPERATORS
+from matrix_gather import _dims, _fields, bits, index_values
+from support import refusal, tensor
+
+SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+F32, U32 = "FLOAT32", "UINT32"
+
+
+def run(op: str, fields: dict, feeds: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The CPU EP's result and the reference."""
+    d = parse_operator_desc(op, fields, ("desc",), ("type",))
+    lowering.validate(d)
+    got = runtime.create(lowering.lower(d, "t"), "t", "cpu").run(feeds)
+    return got, ops.MODULES[op].reference(d, feeds)
+
+
+def check(op: str, fields: dict, feeds: dict, want: list) -> None:
+    got, ref = run(op, fields, feeds)
+    w = np.array(want, dtype=got.dtype)
+    assert got.tobytes() == ref.tobytes() == w.tobytes(), (got, ref, w)
+
+
+def test_gather_page_examples() -> None:
+    x = np.arange(1, 7, dtype=np.float32)
+    check(
+        "GATHER",
+        {
+            "InputTensor": tensor(F32, [4]),
+            "IndicesTensor": tensor(U32, [5]),
+            "OutputTensor": tensor(F32, [5]),
+            "Axis": 0,
+            "IndexDimensions": 1,
+        },
+        {"InputTensor": np.array([11, 12, 13, 14], np.float32), "IndicesTensor": np.array([3, 1, 3, 0, 2], np.uint32)},
+        [14, 12, 14, 11, 13],
+    )
+    check(
+        "GATHER",
+        {
+            "InputTensor": tensor(F32, [3, 2]),
+            "IndicesTensor": tensor(U32, [1, 4]),
+            "OutputTensor": tensor(F32, [4, 2]),
+            "Axis": 0,
+            "IndexDimensions": 1,
+        },
+        {"InputTensor": x.reshape(3, 2), "IndicesTensor": np.array([[0, 1, 1, 2]], np.uint32)},
+        [[1, 2], [3, 4], [3, 4], [5, 6]],
+    )
+    check(
+        "GATHER",
+        {
+            "InputTensor": tensor(F32, [1, 3, 3]),
+            "IndicesTensor": tensor(U32, [1, 1, 2]),
+            "OutputTensor": tensor(F32, [3, 1, 2]),
+            "Axis": 2,
+            "IndexDimensions": 2,
+        },
+        {"InputTensor": np.arange(1, 10, dtype=np.float32).reshape(1, 3, 3), "IndicesTensor": np.array([[[0, 2]]], np.uint32)},
+        [[[1, 3]], [[4, 6]], [[7, 9]]],
+    )
+    check(
+        "GATHER",
+        {
+            "InputTensor": tensor(F32, [1, 3, 2]),
+            "IndicesTensor": tensor(U32, [1, 2, 2]),
+            "OutputTensor": tensor(F32, [2, 2, 2]),
+            "Axis": 1,
+            "IndexDimensions": 2,
+        },
+        {"InputTensor": x.reshape(1, 3, 2), "IndicesTensor": np.array([[[0, 1], [1, 2]]], np.uint32)},
+        [[[1, 2], [3, 4]], [[3, 4], [5, 6]]],
+    )
+
+
+def test_other_page_examples() -> None:
+    check(
+        "GATHER_ELEMENTS",
+        {
+            "InputTensor": tensor(F32, [3, 3]),
+            "IndicesTensor": tensor(U32, [2, 3]),
+            "OutputTensor": tensor(F32, [2, 3]),
+            "Axis": 0,
+        },
+        {
+            "InputTensor": np.arange(1, 10, dtype=np.float32).reshape(3, 3),
+            "IndicesTensor": np.array([[1, 2, 0], [2, 0, 0]], np.uint32),
+        },
+        [[4, 8, 3], [7, 2, 3]],
+    )
+    nd = {"InputDimensionCount": 2, "IndicesDimensionCount": 2}
+    check(
+        "GATHER_ND",
+        {"InputTensor": tensor(F32, [2, 2]), "IndicesTensor": tensor(U32, [2, 1]), "OutputTensor": tensor(F32, [2, 2]), **nd},
+        {"InputTensor": np.arange(4, dtype=np.float32).reshape(2, 2), "IndicesTensor": np.array([[1], [0]], np.uint32)},
+        [[2, 3], [0, 1]],
+    )
+    check(
+        "GATHER_ND",
+        {
+            "InputTensor": tensor(F32, [1, 2, 2, 2]),
+            "IndicesTensor": tensor(U32, [1, 1, 2, 2]),
+            "OutputTensor": tensor(F32, [1, 1, 2, 2]),
+            "InputDimensionCount": 3,
+            "IndicesDimensionCount": 2,
+        },
+        {
+            "InputTensor": np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2),
+            "IndicesTensor": np.array([[[[0, 1], [1, 0]]]], np.uint32),
+        },
+        [[[[2, 3], [4, 5]]]],
+    )
+    check(
+        "GATHER_ND1",
+        {
+            "InputTensor": tensor(F32, [1, 3, 2, 2]),
+            "IndicesTensor": tensor(U32, [1, 3, 2, 2]),
+            "OutputTensor": tensor(F32, [1, 1, 3, 2]),
+            "InputDimensionCount": 3,
+            "IndicesDimensionCount": 3,
+            "BatchDimensionCount": 1,
+        },
+        {
+            "InputTensor": np.arange(12, dtype=np.float32).reshape(1, 3, 2, 2),
+            "IndicesTensor": np.array([[[[0, 0], [1, 1]], [[1, 1], [0, 0]], [[0, 1], [1, 0]]]], np.uint32),
+        },
+        [[[[0, 3], [7, 4], [9, 10]]]],
+    )
+
+
+def test_negative_and_out_of_range_as_directml() -> None:
+    """Measured through DirectML's API: the row-major offset, the last element outside the input."""
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    fields = {
+        "InputTensor": tensor(F32, [3, 4]),
+        "IndicesTensor": tensor("INT32", [1, 4]),
+        "OutputTensor": tensor(F32, [3, 4]),
+        "Axis": 1,
+        "IndexDimensions": 1,
+    }
+    check(
+        "GATHER",
+        fields,
+        {"InputTensor": x, "IndicesTensor": np.array([[-1, -4, -5, 4]], np.int32)},
+        [[3, 0, 11, 4], [7, 4, 3, 8], [11, 8, 7, 11]],
+    )
+    fields = {
+        "InputTensor": tensor(F32, [5]),
+        "IndicesTensor": tensor("UINT64", [4]),
+        "OutputTensor": tensor(F32, [4]),
+        "Axis": 0,
+        "IndexDimensions": 1,
+    }
+    # UINT64: never negative (2**64 - 1 is past the end; DirectML reads it as -1: a finding)
+    check(
+        "GATHER",
+        fields,
+        {"InputTensor": np.arange(10, 15, dtype=np.float32), "IndicesTensor": np.array([4, 5, 2**63, 2**64 - 1], np.uint64)},
+        [14, 14, 14, 14],
+    )
+    fields = {
+        "InputTensor": tensor(F32, [3, 4]),
+        "IndicesTensor": tensor("INT64", [5, 2]),
+        "OutputTensor": tensor(F32, [1, 5]),
+        "InputDimensionCount": 2,
+        "IndicesDimensionCount": 2,
+    }
+    idx = np.array([[1, -1], [1, -4], [1, -5], [1, 4], [2**40, -(2**62)]], np.int64)
+    check("GATHER_ND", fields, {"InputTensor": x, "IndicesTensor": idx}, [[7, 4, 3, 8, 11]])
+
+
+def test_bits_moved_exactly() -> None:
+    x = np.array([np.nan, -0.0, 1.0, np.inf], np.float32)
+    x.view(np.uint32)[0] = 0x7FC12345  # a NaN payload
+    fields = {
+        "InputTensor": tensor(F32, [4]),
+        "IndicesTensor": tensor(U32, [4]),
+        "OutputTensor": tensor(F32, [4]),
+        "Axis": 0,
+        "IndexDimensions": 1,
+    }
+    got, ref = run("GATHER", fields, {"InputTensor": x, "IndicesTensor": np.array([1, 0, 0, 3], np.uint32)})
+    assert got.view(np.uint32).tolist() == ref.view(np.uint32).tolist() == [0x80000000, 0x7FC12345, 0x7FC12345, 0x7F800000]
+    big = np.array([2**53 + 1, -(2**63), 2**63 - 1], np.int64)
+    fields = {
+        "InputTensor": tensor("INT64", [3]),
+        "IndicesTensor": tensor("INT32", [3]),
+        "OutputTensor": tensor("INT64", [3]),
+        "Axis": 0,
+    }
+    got, ref = run("GATHER_ELEMENTS", fields, {"InputTensor": big, "IndicesTensor": np.array([-3, 2, 1], np.int32)})
+    assert got.tolist() == ref.tolist() == [2**53 + 1, 2**63 - 1, -(2**63)]
+
+
+def test_refusals() -> None:
+    base = {
+        "InputTensor": tensor(F32, [3, 2]),
+        "IndicesTensor": tensor(U32, [1, 2]),
+        "OutputTensor": tensor(F32, [3, 2]),
+        "Axis": 1,
+        "IndexDimensions": 2,
+    }
+    e = refusal("GATHER", base)  # the page's example 3: {3, 1, 2} overflows 2 dimensions (DirectML refuses it too)
+    assert e.path == ("desc", "OutputTensor", "Sizes") and "more than" in str(e)
+    e = refusal("GATHER", {**base, "Axis": 2})
+    assert e.path == ("desc", "Axis")
+    e = refusal("GATHER", {**base, "IndicesTensor": tensor(U32, [2, 2]), "IndexDimensions": 1})
+    assert e.path == ("desc", "IndicesTensor", "Sizes", 0)
+    e = refusal("GATHER", {**base, "OutputTensor": tensor("INT32", [3, 2]), "IndexDimensions": 1})
+    assert e.path == ("desc", "OutputTensor", "DataType")
+    ge = {
+        "InputTensor": tensor(F32, [3, 4]),
+        "IndicesTensor": tensor(U32, [2, 4]),
+        "OutputTensor": tensor(F32, [2, 4]),
+        "Axis": 1,
+    }
+    e = refusal("GATHER_ELEMENTS", ge)
+    assert e.path == ("desc", "IndicesTensor", "Sizes", 0)
+    nd = {
+        "InputTensor": tensor(F32, [1, 3, 4]),
+        "IndicesTensor": tensor(U32, [1, 1, 3]),
+        "OutputTensor": tensor(F32, [1, 1, 1]),
+        "InputDimensionCount": 2,
+        "IndicesDimensionCount": 1,
+    }
+    e = refusal("GATHER_ND", nd)
+    assert e.path == ("desc", "IndicesTensor", "Sizes", 2)
+    e = refusal("GATHER_ND", {**nd, "InputTensor": tensor(F32, [2, 3, 4])})
+    assert e.path == ("desc", "InputTensor", "Sizes", 0)
+    e = refusal(
+        "GATHER_ND1", {**nd, "IndicesTensor": tensor(U32, [1, 1, 2]), "IndicesDimensionCount": 1, "BatchDimensionCount": 1}
+    )
+    assert e.path == ("desc", "BatchDimensionCount")
+
+
+@SETTINGS
+@given(
+    op=st.sampled_from(("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")),
+    rank=st.integers(1, 8),
+    type_index=st.integers(0, 10),
+    index_index=st.integers(0, 3),
+    outside=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_property_against_reference(op: str, rank: int, type_index: int, index_index: int, outside: bool, seed: int) -> None:
+    table = OPERATORS[op].support[0].tensors
+    dtype = table["InputTensor"].types[type_index % len(table["InputTensor"].types)]
+    index = table["IndicesTensor"].types[index_index]
+    fields = _fields(op, dtype, index, rank)
+    if fields is None:
+        return
+    rng = np.random.default_rng(seed)
+    feeds = {
+        "InputTensor": bits(rng, dtype, tuple(fields["InputTensor"]["Sizes"])),
+        "IndicesTensor": index_values(rng, index, _dims(op, fields), outside),
+    }
+    got, ref = run(op, fields, feeds)
+    assert got.tobytes() == ref.tobytes()

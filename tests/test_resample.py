@@ -1,0 +1,459 @@
+"""DML_OPERATOR_UPSAMPLE_2D, …_RESAMPLE, …_RESAMPLE1, …_RESAMPLE2 (dml2onnx/ops/resample.py) and
+…_VALUE_SCALE_2D (value_scale_2d.py): DxDispatch's dml_upsample_2d model run unchanged, the pages'
+relation by hand, what DirectML showed where the pages are silent (rounding of each mode and
+direction, the reciprocal of the scale, clamped edges, 8-bit truncation), validation with
+DirectML's refusals, NEAREST moving bytes exactly, and properties over random shapes, scales,
+offsets and types against the numpy reference. The matrix (tests/matrix_resample.py) runs them on
+every EP present and through DirectML's API."""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_slice import every_variant
+
+from dml2onnx import dml_ep, dmlapi, dtypes, lowering, schema, tolerances
+from dml2onnx.errors import format_path
+from matrix_slice import data
+from strategies import SEEDS
+from support import EPS, assert_matches_reference, make_desc, refusal, run_cli, tensor
+
+ROOT = Path(__file__).resolve().parent.parent
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+live = pytest.mark.skipif(dmlapi.missing() is not None, reason="DirectML's API under Wine is not set up (make dml-setup)")
+NN, LIN = "DML_INTERPOLATION_MODE_NEAREST_NEIGHBOR", "DML_INTERPOLATION_MODE_LINEAR"
+RESAMPLE_TYPES = [t.name for t in schema.OPERATORS["RESAMPLE1"].support[0].tensors["InputTensor"].types]
+
+
+def resample1(
+    x: np.ndarray, out: list[int], mode: str, scales: list[float], offsets: tuple[list[float], list[float]], **more: Any
+) -> dict[str, Any]:
+    dtype = _name(x.dtype)
+    return {
+        "InputTensor": tensor(dtype, x.shape),
+        "OutputTensor": tensor(dtype, out),
+        "InterpolationMode": mode,
+        "DimensionCount": x.ndim,
+        "Scales": scales,
+        "InputPixelOffsets": offsets[0],
+        "OutputPixelOffsets": offsets[1],
+        **more,
+    }
+
+
+def _name(dtype: np.dtype) -> str:
+    return next(t.name for t in dtypes.ALL if t.numpy == dtype)
+
+
+def run(op: str, fields: dict[str, Any], x: np.ndarray) -> np.ndarray:
+    return every_variant(op, fields, {"InputTensor": x})
+
+
+# -- DxDispatch's model, the pages' relation ------------------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ["cpu", pytest.param("directml", marks=live), pytest.param("dml", marks=live)])
+def test_dxdispatch_upsample_2d_model_runs_unchanged(engine: str) -> None:
+    """microsoft/DirectML DxDispatch/models/dml_upsample_2d.json, copied as it is into models/."""
+    status, out, err = run_cli("run", str(ROOT / "models" / "dml_upsample_2d.json"), "--ep", engine)
+    assert status == 0, err
+    want = "Resource 'output': 1, 1.25, 1.75, 2, 1.5, 1.75, 2.25, 2.5, 2.5, 2.75, 3.25, 3.5, 3, 3.25, 3.75, 4\n"
+    assert out.endswith(want), out
+
+
+def test_upsample_2d_nearest_repeats_each_pixel() -> None:
+    x = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)
+    fields = {
+        "InputTensor": tensor("FLOAT32", [1, 1, 2, 3]),
+        "OutputTensor": tensor("FLOAT32", [1, 1, 6, 6]),
+        "ScaleSize": {"Width": 2, "Height": 3},
+        "InterpolationMode": NN,
+    }
+    assert run("UPSAMPLE_2D", fields, x)[0, 0].tolist() == np.repeat(np.repeat(x[0, 0], 3, 0), 2, 1).tolist()
+
+
+def test_resample_is_resample1_at_pixel_centres() -> None:
+    x = np.arange(12, dtype=np.float32).reshape(1, 1, 3, 4)
+    for mode in (NN, LIN):
+        r0 = {
+            "InputTensor": tensor("FLOAT32", x.shape),
+            "OutputTensor": tensor("FLOAT32", [1, 1, 5, 7]),
+            "InterpolationMode": mode,
+            "ScaleCount": 4,
+            "Scales": [1, 1, 1.5, 1.75],
+        }
+        r1 = resample1(x, [1, 1, 5, 7], mode, [1, 1, 1.5, 1.75], ([0.5] * 4, [-0.5] * 4))
+        assert run("RESAMPLE", r0, x).tobytes() == run("RESAMPLE1", r1, x).tobytes()
+
+
+def test_linear_with_aligned_corners_and_clamped_edges() -> None:
+    x = np.array([0, 10, 20, 30], np.float32)
+    got = run("RESAMPLE1", resample1(x, [8], LIN, [2], ([0], [0])), x)
+    assert got.tolist() == [0, 5, 10, 15, 20, 25, 30, 30]  # beyond the last element: the edge repeats
+    got = run("RESAMPLE1", resample1(x, [4], LIN, [1], ([0], [-2])), x)
+    assert got.tolist() == [20, 30, 30, 30]
+
+
+# -- where the pages are silent: what DirectML showed --------------------------------------------
+
+# x = [0, 1, 2, 3] doubled at pixel centres: coordinates -0.25, 0.25, 0.75, 1.25, ..., 3.25
+DOUBLED = {
+    "RESAMPLE1": [0, 0, 1, 1, 2, 2, 3, 3],  # floor(x + 0.5)
+    "INCREASING": [0, 1, 1, 2, 2, 3, 3, 3],  # RESAMPLE2: ceil(x)
+    "DECREASING": [0, 0, 0, 1, 1, 2, 2, 3],  # RESAMPLE2: floor(x)
+}
+
+
+@pytest.mark.parametrize("rounding", list(DOUBLED))
+def test_nearest_rounding_of_each_operator(rounding: str) -> None:
+    x = np.arange(4, dtype=np.float32)
+    op = "RESAMPLE1" if rounding == "RESAMPLE1" else "RESAMPLE2"
+    more = {} if op == "RESAMPLE1" else {"RoundingDirection": f"DML_AXIS_DIRECTION_{rounding}"}
+    fields = resample1(x, [8], NN, [2], ([0.5], [-0.5]), **more)
+    assert run(op, fields, x).tolist() == DOUBLED[rounding]
+
+
+def test_halves_go_up_under_resample1() -> None:
+    x = np.arange(4, dtype=np.float32)
+    # coordinates -0.5, 0.5, 1.5, 2.5: halves up
+    assert run("RESAMPLE1", resample1(x, [4], NN, [1], ([0], [0.5])), x).tolist() == [0, 1, 2, 3]
+    # coordinates -0.75, 0.25, 1.25, 2.25: RESAMPLE2 INCREASING takes the ceiling, not the nearest
+    fields = resample1(x, [4], NN, [1], ([0], [0.75]), RoundingDirection="DML_AXIS_DIRECTION_INCREASING")
+    assert run("RESAMPLE2", fields, x).tolist() == [0, 1, 2, 3]
+    assert run("RESAMPLE1", resample1(x, [4], NN, [1], ([0], [0.75])), x).tolist() == [0, 0, 1, 2]
+
+
+def test_coordinate_multiplies_by_the_reciprocal_of_the_scale() -> None:
+    """RESAMPLE LINEAR by 3: (2 + 0.5) * float32(1/3) - 0.5 = 0.33333337 (DirectML's), where
+    (2 + 0.5) / 3 - 0.5 gives 0.3333333."""
+    x = np.arange(4, dtype=np.float32).reshape(1, 1, 1, 4)
+    fields = {
+        "InputTensor": tensor("FLOAT32", x.shape),
+        "OutputTensor": tensor("FLOAT32", [1, 1, 1, 12]),
+        "InterpolationMode": LIN,
+        "ScaleCount": 4,
+        "Scales": [1, 1, 1, 3],
+    }
+    got = run("RESAMPLE", fields, x).ravel()
+    assert got[2] == np.float32(0.33333337) and got[3] == np.float32(0.66666675)
+
+
+@pytest.mark.parametrize("dtype", ["INT8", "UINT8"])
+def test_8_bit_linear_truncates_toward_zero(dtype: str) -> None:
+    x = np.array([0, 127, 100, 3] if dtype == "INT8" else [0, 255, 200, 3], dtype.lower()).reshape(1, 4)
+    got = run("RESAMPLE1", resample1(x, [1, 16], LIN, [1, 4], ([0.5, 0.5], [-0.5, -0.5])), x).ravel().tolist()
+    want = {  # DirectML's (measured)
+        "INT8": [0, 0, 15, 47, 79, 111, 123, 116, 110, 103, 87, 63, 39, 15, 3, 3],
+        "UINT8": [0, 0, 31, 95, 159, 223, 248, 234, 220, 206, 175, 126, 76, 27, 3, 3],
+    }
+    assert got == want[dtype]
+    x = np.array([0, -1, 4, -9], np.int8).reshape(1, 4)
+    got = run("RESAMPLE1", resample1(x, [1, 16], LIN, [1, 4], ([0.5, 0.5], [-0.5, -0.5])), x)
+    assert got.ravel().tolist() == [0, 0, 0, 0, 0, 0, 0, 0, 2, 3, 2, 0, -4, -7, -9, -9]
+
+
+@pytest.mark.parametrize("dtype", RESAMPLE_TYPES)
+@pytest.mark.parametrize("op", ["RESAMPLE", "RESAMPLE1", "RESAMPLE2"])
+def test_nearest_moves_bytes_exactly(op: str, dtype: str) -> None:
+    x = data(np.random.default_rng(5), (3, 4), dtypes.BY_NAME[dtype])
+    fields = resample1(x, [5, 7], NN, [1.5, 1.75], ([0.5, 0.5], [-0.5, -0.5]))
+    if op == "RESAMPLE":
+        fields = {k: v for k, v in fields.items() if "Offsets" not in k and k != "DimensionCount"} | {"ScaleCount": 2}
+    if op == "RESAMPLE2":
+        fields["RoundingDirection"] = "DML_AXIS_DIRECTION_DECREASING"
+    got = run(op, fields, x)
+    shift = Fraction(1, 2) if op == "RESAMPLE2" else Fraction(0)  # floor(x) there, floor(x + 1/2) here
+
+    def index(n: int, scale: Fraction) -> list[int]:
+        return [min(n - 1, max(0, math.floor((o + Fraction(1, 2)) / scale - shift))) for o in range(n)]
+
+    rows, cols = index(5, Fraction(3, 2)), index(7, Fraction(7, 4))
+    rows, cols = [min(r, 2) for r in rows], [min(c, 3) for c in cols]
+    assert got.tobytes() == x[np.ix_(rows, cols)].tobytes()
+
+
+@live
+def test_directml_agrees_on_the_silent_points() -> None:
+    """The measured points above, through DirectML's API itself."""
+    from dml2onnx import winhost
+
+    try:
+        x = np.arange(4, dtype=np.float32)
+        for rounding, want in DOUBLED.items():
+            op = "RESAMPLE1" if rounding == "RESAMPLE1" else "RESAMPLE2"
+            more = {} if op == "RESAMPLE1" else {"RoundingDirection": f"DML_AXIS_DIRECTION_{rounding}"}
+            desc = make_desc(op, resample1(x, [8], NN, [2], ([0.5], [-0.5]), **more))
+            assert dmlapi.execute(desc, {"InputTensor": x}).output.tolist() == want, rounding
+        xi = np.array([0, 127, 100, 3], np.int8).reshape(1, 4)
+        desc = make_desc("RESAMPLE1", resample1(xi, [1, 16], LIN, [1, 4], ([0.5, 0.5], [-0.5, -0.5])))
+        got = dmlapi.execute(desc, {"InputTensor": xi}).output
+        assert got.ravel().tolist()[:8] == [0, 0, 15, 47, 79, 111, 123, 116]
+    finally:
+        winhost.shutdown()
+
+
+# -- validation --------------------------------------------------------------------------------
+
+
+def _r1(**change: Any) -> dict[str, Any]:
+    x = np.zeros((1, 4), np.float32)
+    return resample1(x, [1, 8], NN, [1, 2], ([0.5, 0.5], [-0.5, -0.5])) | change
+
+
+@pytest.mark.parametrize(
+    ("op", "fields", "path", "message"),
+    [
+        ("RESAMPLE1", _r1(Scales=[1, 0]), "desc.Scales[1]", "must be at least 2**-23"),
+        ("RESAMPLE1", _r1(Scales=[-1, 2]), "desc.Scales[0]", "must be at least 2**-23"),
+        ("RESAMPLE1", _r1(Scales=[1, float("nan")]), "desc.Scales[1]", "must be at least 2**-23"),
+        ("RESAMPLE1", _r1(Scales=[1, 2.0**-24]), "desc.Scales[1]", "must be at least 2**-23 (FLT_EPSILON)"),
+        ("RESAMPLE1", _r1(InputPixelOffsets=[0.5, float("inf")]), "desc.InputPixelOffsets[1]", "must be finite"),
+        ("RESAMPLE1", _r1(OutputPixelOffsets=[float("nan"), 0]), "desc.OutputPixelOffsets[0]", "must be finite"),
+        ("RESAMPLE1", _r1(OutputTensor=tensor("FLOAT16", [1, 8])), "desc.OutputTensor.DataType", "same DataType"),
+        ("RESAMPLE1", _r1(OutputTensor=tensor("FLOAT32", [8])), "desc.OutputTensor.Sizes", "same DimensionCount"),
+        (
+            "RESAMPLE",
+            {
+                "InputTensor": tensor("FLOAT32", [1, 4]),
+                "OutputTensor": tensor("FLOAT32", [1, 8]),
+                "InterpolationMode": NN,
+                "ScaleCount": 1,
+                "Scales": [2],
+            },
+            "desc.ScaleCount",
+            "must be InputTensor's DimensionCount (2)",
+        ),
+        (
+            "UPSAMPLE_2D",
+            {
+                "InputTensor": tensor("FLOAT32", [1, 1, 2, 2]),
+                "OutputTensor": tensor("FLOAT32", [1, 1, 4, 5]),
+                "ScaleSize": {"Width": 2, "Height": 2},
+                "InterpolationMode": LIN,
+            },
+            "desc.OutputTensor.Sizes[3]",
+            "must be InputTensor.Sizes[3] * 2 (4), not 5",
+        ),
+        (
+            "UPSAMPLE_2D",
+            {
+                "InputTensor": tensor("FLOAT32", [1, 1, 2, 2]),
+                "OutputTensor": tensor("FLOAT32", [1, 1, 2, 4]),
+                "ScaleSize": {"Width": 2, "Height": 0},
+                "InterpolationMode": LIN,
+            },
+            "desc.ScaleSize.Height",
+            "must be at least 1",
+        ),
+        (
+            "VALUE_SCALE_2D",
+            {
+                "InputTensor": tensor("FLOAT32", [1, 3, 2, 2]),
+                "OutputTensor": tensor("FLOAT32", [1, 3, 2, 2]),
+                "Scale": 1.0,
+                "ChannelCount": 1,
+                "Bias": [0.0],
+            },
+            "desc.ChannelCount",
+            "must be InputTensor's channel count (Sizes[1] = 3), not 1",
+        ),
+        (
+            "VALUE_SCALE_2D",
+            {
+                "InputTensor": tensor("FLOAT32", [1, 4, 2, 2]),
+                "OutputTensor": tensor("FLOAT32", [1, 4, 2, 2]),
+                "Scale": 1.0,
+                "ChannelCount": 4,
+                "Bias": [0.0] * 4,
+            },
+            "desc.ChannelCount",
+            "must be 1 or 3, not 4",
+        ),
+    ],
+)
+def test_refusals(op: str, fields: dict[str, Any], path: str, message: str) -> None:
+    e = refusal(op, fields)
+    assert format_path(e.path) == path and message in e.rule, (format_path(e.path), e.rule)
+
+
+def test_gradients_are_refused_as_not_lowered_yet() -> None:
+    from dml2onnx.desc import parse_operator_desc
+    from dml2onnx.errors import ModelError
+
+    fields = _r1() | {"InputGradientTensor": tensor("FLOAT32", [1, 4]), "OutputGradientTensor": tensor("FLOAT32", [1, 8])}
+    for op in ("RESAMPLE_GRAD", "RESAMPLE_GRAD1"):
+        with pytest.raises(ModelError) as e:
+            parse_operator_desc(op, fields, ("desc",), ("type",))
+        assert format_path(e.value.path) == "type" and "does not lower yet" in e.value.rule
+
+
+def test_portable_graphs_pass_the_static_directml_check() -> None:
+    for dtype in RESAMPLE_TYPES:
+        for mode in (NN, LIN):
+            x = np.zeros((2, 3, 4), dtype.lower())
+            desc = make_desc("RESAMPLE1", resample1(x, [3, 5, 2], mode, [1.5, 1.7, 0.5], ([0.5] * 3, [-0.5] * 3)))
+            assert dml_ep.check(lowering.lower(desc, "t", target="portable")) == []
+
+
+# -- properties ----------------------------------------------------------------------------------
+
+
+@st.composite
+def resample_descs(draw: st.DrawFn) -> tuple[str, dict[str, Any], np.ndarray]:
+    op = draw(st.sampled_from(["RESAMPLE", "RESAMPLE1", "RESAMPLE2", "UPSAMPLE_2D"]))
+    seed = draw(SEEDS)
+    rng = np.random.default_rng(seed)
+    if op == "UPSAMPLE_2D":
+        rank = draw(st.sampled_from([4, 5]))
+        dtype = draw(st.sampled_from(["FLOAT32", "FLOAT16"]))
+    else:
+        rank = draw(st.integers(1, 4))
+        dtype = draw(st.sampled_from(RESAMPLE_TYPES))
+    shape = tuple(draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank)))
+    mode = draw(st.sampled_from([NN, LIN]))
+    dyadic = mode == LIN and not dtypes.BY_NAME[dtype].is_float  # exact weights for the 8-bit truncation
+    if op == "UPSAMPLE_2D":
+        w, h = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+        out = [*shape[:-2], shape[-2] * h, shape[-1] * w]
+        fields = {"ScaleSize": {"Width": w, "Height": h}}
+    else:
+        scale_set = [0.5, 1.0, 2.0, 4.0] if dyadic else [0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
+        offset_set = [0.0, 0.25, 0.5, -0.5] if dyadic else [0.0, 0.3, 0.5, -0.5, 1.0]
+        scales = draw(st.lists(st.sampled_from(scale_set), min_size=rank, max_size=rank))
+        out = [max(1, int(n * s + draw(st.sampled_from([0, 0.5, 1])))) for n, s in zip(shape, scales, strict=True)]
+        if op == "RESAMPLE":
+            fields = {"ScaleCount": rank, "Scales": scales}
+        else:
+            offsets = [draw(st.lists(st.sampled_from(offset_set), min_size=rank, max_size=rank)) for _ in range(2)]
+            fields = {"DimensionCount": rank, "Scales": scales, "InputPixelOffsets": offsets[0], "OutputPixelOffsets": offsets[1]}
+            if op == "RESAMPLE2":
+                fields["RoundingDirection"] = draw(
+                    st.sampled_from(["DML_AXIS_DIRECTION_INCREASING", "DML_AXIS_DIRECTION_DECREASING"])
+                )
+    fields |= {"InputTensor": tensor(dtype, shape), "OutputTensor": tensor(dtype, out), "InterpolationMode": mode}
+    t = dtypes.BY_NAME[dtype]
+    m = tolerances.RESAMPLE_MAGNITUDE
+    x = rng.uniform(-m, m, shape).astype(t.numpy) if t.is_float else data(rng, shape, t)
+    return op, fields, x
+
+
+@EPS
+@SETTINGS
+@given(case=resample_descs())
+def test_resample_matches_reference(ep: str, case: tuple[str, dict[str, Any], np.ndarray]) -> None:
+    op, fields, x = case
+    assert_matches_reference(ep, op, fields, {"InputTensor": x})
+
+
+@EPS
+@SETTINGS
+@given(
+    channels=st.sampled_from([1, 3]),
+    batch=st.integers(1, 3),
+    hw=st.tuples(st.integers(1, 4), st.integers(1, 4)),
+    scale=st.floats(-tolerances.RESAMPLE_MAGNITUDE, tolerances.RESAMPLE_MAGNITUDE, width=32),
+    dtype=st.sampled_from(["FLOAT32", "FLOAT16"]),
+    seed=SEEDS,
+)
+def test_value_scale_2d_matches_reference(
+    ep: str, channels: int, batch: int, hw: tuple[int, int], scale: float, dtype: str, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    m = tolerances.RESAMPLE_MAGNITUDE
+    shape = (batch, channels, *hw)
+    fields = {
+        "InputTensor": tensor(dtype, shape),
+        "OutputTensor": tensor(dtype, shape),
+        "Scale": scale,
+        "ChannelCount": channels,
+        "Bias": rng.uniform(-m, m, channels).astype(np.float32).tolist(),
+    }
+    x = rng.uniform(-m, m, shape).astype(dtype.lower())
+    assert_matches_reference(ep, "VALUE_SCALE_2D", fields, {"InputTensor": x})
+
+
+# -- the dml target: ONNX Resize where the DirectML EP maps it back exactly ------------------------
+
+
+def _resize_nodes(op: str, fields: dict[str, Any]) -> list[Any]:
+    model = lowering.lower(make_desc(op, fields), "t", target="dml")
+    assert dml_ep.check(model) == []
+    return [n for n in model.graph.node if n.op_type == "Resize"]
+
+
+def test_dml_target_emits_resize_where_it_is_the_operator() -> None:
+    from onnx import helper
+
+    x = np.zeros((1, 1, 3, 4), np.uint8)
+    nodes = _resize_nodes("RESAMPLE1", resample1(x, [1, 1, 6, 6], NN, [1, 1, 2, 1.5], ([0.5] * 4, [-0.5] * 4)))
+    attrs = {a.name: helper.get_attribute_value(a) for a in nodes[0].attribute}
+    assert attrs == {"coordinate_transformation_mode": b"half_pixel", "mode": b"nearest", "nearest_mode": b"round_prefer_ceil"}
+    more = {"RoundingDirection": "DML_AXIS_DIRECTION_DECREASING"}
+    nodes = _resize_nodes("RESAMPLE2", resample1(x, [1, 1, 6, 6], NN, [1, 1, 2, 1.5], ([0.0] * 4, [0.0] * 4), **more))
+    attrs = {a.name: helper.get_attribute_value(a) for a in nodes[0].attribute}
+    assert attrs["nearest_mode"] == b"floor" and attrs["coordinate_transformation_mode"] == b"asymmetric"
+
+
+@pytest.mark.parametrize(
+    ("why", "fields"),
+    [
+        (
+            "ceil",
+            resample1(
+                np.zeros((3, 4), np.float32),
+                [6, 6],
+                NN,
+                [2, 1.5],
+                ([0.5] * 2, [-0.5] * 2),
+                RoundingDirection="DML_AXIS_DIRECTION_INCREASING",
+            ),
+        ),
+        ("sizes", resample1(np.zeros((3, 4), np.float32), [7, 6], LIN, [2, 1.5], ([0.5] * 2, [-0.5] * 2))),
+        ("mixed modes", resample1(np.zeros((3, 4), np.float32), [6, 6], LIN, [2, 1.5], ([0.5, 0.0], [-0.5, 0.0]))),
+        ("offsets", resample1(np.zeros((3, 4), np.float32), [6, 6], LIN, [2, 1.5], ([0.25] * 2, [0.0] * 2))),
+    ],
+)
+def test_dml_target_keeps_the_gathers_elsewhere(why: str, fields: dict[str, Any]) -> None:
+    op = "RESAMPLE2" if "RoundingDirection" in fields else "RESAMPLE1"
+    assert _resize_nodes(op, fields) == [], why
+
+
+@live
+def test_dml_target_resize_on_the_directml_ep() -> None:
+    """Each type and mode through the DirectML EP (under Wine): the Resize it maps back onto
+    DML_RESAMPLE gives the reference (8-bit NEAREST included, where DML_RESAMPLE1 itself floors)."""
+    from dml2onnx import ops, runtime, winhost
+    from support import mismatches
+
+    rng = np.random.default_rng(9)
+    try:
+        for dtype in RESAMPLE_TYPES:
+            for mode in (NN, LIN):
+                t = dtypes.BY_NAME[dtype]
+                x = rng.uniform(-8, 8, (1, 2, 3, 4)).astype(t.numpy) if t.is_float else data(rng, (1, 2, 3, 4), t)
+                desc = make_desc("RESAMPLE1", resample1(x, [1, 2, 6, 6], mode, [1, 1, 2, 1.5], ([0.5] * 4, [-0.5] * 4)))
+                model = lowering.lower(desc, "t", target="dml")
+                assert any(n.op_type == "Resize" for n in model.graph.node)
+                session = runtime.create(model, "t", "dml")
+                got = {"OutputTensor": session.run({"InputTensor": x})}
+                want = {"OutputTensor": ops.MODULES["RESAMPLE1"].reference(desc, {"InputTensor": x})}
+                assert session.nodes_off_ep() == [] and not mismatches(desc, got, want, "dml"), (dtype, mode)
+    finally:
+        winhost.shutdown()
+
+
+def test_smallest_scale_is_flt_epsilon() -> None:
+    """DirectML takes 2**-23 and refuses the FLOAT32 below it (measured); inf is taken too (every
+    output reads the coordinate -InputPixelOffset)."""
+    x = np.arange(4, dtype=np.float32)
+    assert run("RESAMPLE1", resample1(x, [3], LIN, [2.0**-23], ([0.0], [0.0])), x).tolist() == [0, 3, 3]
+    assert run("RESAMPLE1", resample1(x, [3], LIN, [float("inf")], ([0.0], [0.0])), x).tolist() == [0, 0, 0]
+    below = float(np.nextafter(np.float32(2.0**-23), np.float32(0)))
+    assert "FLT_EPSILON" in refusal("RESAMPLE1", resample1(x, [3], LIN, [below], ([0.0], [0.0]))).rule

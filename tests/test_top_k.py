@@ -1,0 +1,176 @@
+"""DML_OPERATOR_TOP_K and TOP_K1: the pages' examples, ties (ascending index in both
+directions), what DirectML computes where the pages are silent (K equal to the axis, -0 and +0
+tied, 64-bit integers beyond 2**53, NaN payloads moved), dml2onnx's NaN order, the dml target's
+TopK, refusals, and properties against the numpy reference."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dml2onnx import dml_ep, dmlapi, lowering, runtime
+from dml2onnx.desc import parse_operator_desc
+from dml2onnx.errors import format_path
+from dml2onnx.targets import DML_NODE_DOC
+from matrix_top_k import TYPES, _pool
+from strategies import SEEDS, shapes
+from support import EPS, assert_matches_reference, every_output, make_desc, refusal, tensor
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def fields(
+    op: str, dtype: str, shape: tuple[int, ...], axis: int, k: int, direction: str = "DECREASING", index: str = "UINT32"
+) -> dict[str, Any]:
+    out = tuple(k if i == axis else s for i, s in enumerate(shape))
+    f = {"InputTensor": tensor(dtype, shape), "OutputValueTensor": tensor(dtype, out), "OutputIndexTensor": tensor(index, out)}
+    f |= {"Axis": axis, "K": k}
+    return f | ({"AxisDirection": direction} if op == "TOP_K1" else {})
+
+
+def run(op: str, x: Any, axis: int, k: int, direction: str = "DECREASING", index: str = "UINT32", target: str = "portable"):
+    x = np.asarray(x)
+    desc = make_desc(op, fields(op, x.dtype.name.upper(), x.shape, axis, k, direction, index))
+    got = every_output(runtime.create(lowering.lower(desc, "t", target=target), "t", "cpu"), desc, {"InputTensor": x})
+    return got["OutputValueTensor"], got["OutputIndexTensor"]
+
+
+PAGE_INPUT = np.array([[0, 1, 10, 11], [3, 2, 9, 8], [4, 5, 6, 7]], np.float32).reshape(1, 1, 3, 4)
+
+
+@pytest.mark.parametrize("op", ["TOP_K", "TOP_K1"])
+def test_page_examples(op: str) -> None:
+    values, index = run(op, PAGE_INPUT, 3, 2)
+    np.testing.assert_array_equal(values.reshape(3, 2), [[11, 10], [9, 8], [7, 6]])
+    np.testing.assert_array_equal(index.reshape(3, 2), [[3, 2], [2, 3], [3, 2]])
+    values, index = run(op, PAGE_INPUT, 2, 2)
+    np.testing.assert_array_equal(values.reshape(2, 4), [[4, 5, 10, 11], [3, 2, 9, 8]])
+    np.testing.assert_array_equal(index.reshape(2, 4), [[2, 2, 0, 0], [1, 1, 1, 1]])
+
+
+def test_top_k1_increasing_page_example() -> None:
+    values, index = run("TOP_K1", PAGE_INPUT, 3, 2, "INCREASING")
+    np.testing.assert_array_equal(values.reshape(3, 2), [[0, 1], [2, 3], [4, 5]])
+    np.testing.assert_array_equal(index.reshape(3, 2), [[0, 1], [1, 0], [0, 1]])
+
+
+@pytest.mark.parametrize("direction", ["DECREASING", "INCREASING"])
+def test_ties_by_ascending_index(direction: str) -> None:
+    x = np.array([[5, 7, 5, 7, 5, 1, 7, 5]], np.int32)
+    values, index = run("TOP_K1", x, 1, 5, direction)
+    if direction == "DECREASING":  # 7s (1, 3, 6), then the first two 5s (0, 2)
+        assert values.tolist() == [[7, 7, 7, 5, 5]] and index.tolist() == [[1, 3, 6, 0, 2]]
+    else:  # 1 (5), then the first four 5s (0, 2, 4, 7)
+        assert values.tolist() == [[1, 5, 5, 5, 5]] and index.tolist() == [[5, 0, 2, 4, 7]]
+
+
+def test_what_directml_computes() -> None:
+    """Measured with DirectML's API (dml2onnx.dmlapi): K may be the axis' size; -0 and +0 tie;
+    UINT64 and INT64 beyond 2**53 exactly, with UINT64 indices."""
+    values, index = run("TOP_K", np.array([[3, 1, 4, 1, 5]], np.int32), 1, 5)
+    assert values.tolist() == [[5, 4, 3, 1, 1]] and index.tolist() == [[4, 2, 0, 1, 3]]
+    z = np.array([[0.0, -0.0, 0.0, -0.0, 1, -1]], np.float32)
+    values, index = run("TOP_K1", z, 1, 6)
+    assert index.tolist() == [[4, 0, 1, 2, 3, 5]]
+    assert values.view(np.uint32).tolist() == [[0x3F800000, 0, 0x80000000, 0, 0x80000000, 0xBF800000]]
+    values, index = run("TOP_K1", z, 1, 6, "INCREASING")
+    assert index.tolist() == [[5, 0, 1, 2, 3, 4]]
+    u = np.array([[5, 2**63 + 3, 2**63 + 1, 7, 2**63 + 3]], np.uint64)
+    values, index = run("TOP_K", u, 1, 3, index="UINT64")
+    assert values.tolist() == [[2**63 + 3, 2**63 + 3, 2**63 + 1]] and index.tolist() == [[1, 4, 2]]
+    assert index.dtype == np.uint64
+    s = np.array([[-5, 2**62, -(2**63), 7, 2**62]], np.int64)
+    values, index = run("TOP_K1", s, 1, 3, "INCREASING")
+    assert values.tolist() == [[-(2**63), -5, 7]] and index.tolist() == [[2, 0, 3]]
+
+
+@pytest.mark.parametrize("direction", ["DECREASING", "INCREASING"])
+def test_nan_ranks_above_infinity(direction: str) -> None:
+    """DirectML orders nothing with NaN present; dml2onnx ranks NaN above +inf, payloads kept."""
+    bits = np.array([[0x3F800000, 0x7FC00001, 0x7F800000, 0xFFC00002, 0xFF800000, 0]], np.uint32)
+    values, index = run("TOP_K1", bits.view(np.float32), 1, 6, direction)
+    want = [1, 3, 2, 0, 5, 4] if direction == "DECREASING" else [4, 5, 0, 2, 1, 3]
+    assert index.tolist() == [want]
+    assert values.view(np.uint32).tolist() == [bits[0, want].tolist()]
+    half = np.array([[np.nan, np.inf, 1, np.nan]], np.float16)
+    values, index = run("TOP_K1", half, 1, 3)
+    assert index.tolist() == [[0, 3, 1]]
+
+
+def test_dml_target_is_the_topk_node() -> None:
+    desc = make_desc("TOP_K1", fields("TOP_K1", "FLOAT16", (2, 8), 1, 3, "INCREASING"))
+    model = lowering.lower(desc, "t", target="dml")
+    assert [n.op_type for n in model.graph.node] == ["TopK", "Cast"] and model.graph.node[0].doc_string == DML_NODE_DOC
+    assert dml_ep.check(model) == []
+    portable = lowering.lower(desc, "t")
+    assert dml_ep.check(portable) == [] and "ScatterND" not in {n.op_type for n in portable.graph.node}
+
+
+@pytest.mark.parametrize(
+    ("change", "path", "message"),
+    [
+        ({"Axis": 2}, "desc.Axis", "less than InputTensor's DimensionCount"),
+        ({"K": 0}, "desc.K", "greater than 0"),
+        ({"K": 4}, "desc.K", "at most InputTensor's size along Axis (3)"),
+        ({"OutputValueTensor": tensor("FLOAT16", (2, 2))}, "desc.OutputValueTensor.DataType", "same DataType"),
+        ({"OutputIndexTensor": tensor("UINT32", (2, 3))}, "desc.OutputIndexTensor.Sizes", "with K (2) along Axis"),
+        ({"OutputValueTensor": tensor("FLOAT32", (2, 1, 2))}, "desc.OutputValueTensor.Sizes", "same DimensionCount"),
+    ],
+)
+def test_refusals(change: dict[str, Any], path: str, message: str) -> None:
+    e = refusal("TOP_K1", fields("TOP_K1", "FLOAT32", (2, 3), 1, 2) | change)
+    assert format_path(e.path) == path and message in e.rule, (e.path, e.rule)
+
+
+def test_older_levels() -> None:
+    e = refusal("TOP_K1", fields("TOP_K1", "INT64", (2, 3), 1, 2), level="4_1")
+    assert e.path == ("desc", "InputTensor", "DataType")
+    e = refusal("TOP_K", fields("TOP_K", "FLOAT32", (2, 3), 1, 2), level="3_0")
+    assert e.path == ("desc", "InputTensor", "Sizes")
+
+
+@EPS
+@SETTINGS
+@given(
+    shape=shapes(),
+    data=st.data(),
+    seed=SEEDS,
+    op=st.sampled_from(["TOP_K", "TOP_K1"]),
+    dtype=st.sampled_from(TYPES),
+    special=st.sampled_from(["", "specials", "nan"]),
+)
+def test_matches_reference(
+    ep: str, shape: tuple[int, ...], data: st.DataObject, seed: int, op: str, dtype: Any, special: str
+) -> None:
+    axis = data.draw(st.integers(0, len(shape) - 1))
+    k = data.draw(st.integers(1, shape[axis]))
+    direction = data.draw(st.sampled_from(["DECREASING", "INCREASING"]))
+    index = data.draw(st.sampled_from(["UINT32", "UINT64"]))
+    x = np.random.default_rng(seed).choice(_pool(dtype, special if dtype.is_float else ""), size=shape)
+    assert_matches_reference(ep, op, fields(op, dtype.name, shape, axis, k, direction, index), {"InputTensor": x})
+
+
+_why = dmlapi.missing()
+live = pytest.mark.skipif(_why is not None, reason=f"DirectML's API under Wine is not set up ({_why})")
+
+
+@live
+def test_directml_settles_k_zeros_and_nan() -> None:
+    """K equal to the axis' size runs, K above it is refused; -0 and +0 tie by index; with NaN
+    in the sequence DirectML leaves out a finite value of the top K (1.0 here)."""
+    x = np.array([[3, 1, 4, 1, 5]], np.int32)
+    got = dmlapi.execute(make_desc("TOP_K", fields("TOP_K", "INT32", (1, 5), 1, 5)), {"InputTensor": x}).outputs
+    assert got["OutputIndexTensor"].tolist() == [[4, 2, 0, 1, 3]]
+    too_many = parse_operator_desc("TOP_K", fields("TOP_K", "INT32", (1, 5), 1, 6), ("desc",), ("type",))
+    with pytest.raises(dmlapi.DmlApiError):
+        dmlapi.execute(too_many, {"InputTensor": x})
+    z = np.array([[0.0, -0.0, 0.0, -0.0, 1, -1]], np.float32)
+    got = dmlapi.execute(make_desc("TOP_K1", fields("TOP_K1", "FLOAT32", (1, 6), 1, 6)), {"InputTensor": z}).outputs
+    assert got["OutputIndexTensor"].tolist() == [[4, 0, 1, 2, 3, 5]]
+    n = np.array([[1, np.nan, 3, np.inf, -np.inf, np.nan, 3, -0.0, 0.0, -1]], np.float32)
+    got = dmlapi.execute(make_desc("TOP_K1", fields("TOP_K1", "FLOAT32", (1, 10), 1, 6)), {"InputTensor": n}).outputs
+    assert 0 not in got["OutputIndexTensor"].ravel().tolist()
