@@ -457,3 +457,19 @@ def test_smallest_scale_is_flt_epsilon() -> None:
     assert run("RESAMPLE1", resample1(x, [3], LIN, [float("inf")], ([0.0], [0.0])), x).tolist() == [0, 0, 0]
     below = float(np.nextafter(np.float32(2.0**-23), np.float32(0)))
     assert "FLT_EPSILON" in refusal("RESAMPLE1", resample1(x, [3], LIN, [below], ([0.0], [0.0]))).rule
+
+
+def test_pixel_offsets_need_one_element_per_dimension() -> None:
+    """DimensionCount counts Scales; the offsets' lengths are checked too (a fuzzed model found a
+    traceback here)."""
+    fields = {
+        "InputTensor": tensor("FLOAT32", [4]),
+        "OutputTensor": tensor("FLOAT32", [8]),
+        "InterpolationMode": "LINEAR",
+        "DimensionCount": 1,
+        "Scales": [2.0],
+        "InputPixelOffsets": [0.5, 0.5],
+        "OutputPixelOffsets": [-0.5],
+    }
+    e = refusal("RESAMPLE1", fields)
+    assert format_path(e.path) == "desc.InputPixelOffsets" and "must have DimensionCount (1) elements, not 2" in str(e), str(e)

@@ -112,6 +112,9 @@ def validate(desc: OperatorDesc) -> None:
         # DirectML refuses 0, negatives, NaN and anything below FLT_EPSILON (E_INVALIDARG, measured)
         if not F32(s) >= MIN_SCALE:
             raise ModelError(desc.at("Scales", i), f"a scale must be at least 2**-23 (FLT_EPSILON), not {s}")
+    for field in ("Scales",) if name == "RESAMPLE" else ("Scales", "InputPixelOffsets", "OutputPixelOffsets"):
+        if len(desc[field]) != x.rank:  # DimensionCount counts Scales only (the schema's COUNT)
+            raise ModelError(desc.at(field), f"must have {count} ({x.rank}) elements, not {len(desc[field])}")
     if name != "RESAMPLE":
         for field in ("InputPixelOffsets", "OutputPixelOffsets"):
             for i, v in enumerate(desc[field]):
