@@ -834,6 +834,98 @@ def data_movement_cases(quick: bool) -> Iterator[Case]:
             {"InputTensor": x},
             lambda v: torch.cumsum(v["InputTensor"], dim=3),
         )
+    if "GATHER" in OPERATORS:  # the channels in a random order: index_select
+        order = rng.permutation(c).astype(np.int32)
+        fields = {
+            "InputTensor": t("FLOAT32", x.shape),
+            "IndicesTensor": t("INT32", (1, 1, 1, c)),
+            "OutputTensor": t("FLOAT32", x.shape),
+            "Axis": 1,
+            "IndexDimensions": 1,
+        }
+        yield Case(
+            f"GATHER channels in a random order {'x'.join(map(str, x.shape))} float32",
+            "GATHER",
+            x.size,
+            desc("GATHER", fields),
+            {"InputTensor": x, "IndicesTensor": order.reshape(1, 1, 1, c)},
+            lambda v: torch.index_select(v["InputTensor"], 1, v["IndicesTensor"].reshape(-1)),
+        )
+    # Each row of the last axis in its own random order, as INT32 indices the size of the tensor
+    rows = np.argsort(rng.random((n * c * h // 8, w)), axis=1).astype(np.int32)
+    shuffle = np.tile(rows, (8, 1)).reshape(x.shape)
+    if "GATHER_ELEMENTS" in OPERATORS:
+        fields = {
+            "InputTensor": t("FLOAT32", x.shape),
+            "IndicesTensor": t("INT32", x.shape),
+            "OutputTensor": t("FLOAT32", x.shape),
+            "Axis": 3,
+        }
+        yield Case(
+            f"GATHER_ELEMENTS rows shuffled {'x'.join(map(str, x.shape))} float32",
+            "GATHER_ELEMENTS",
+            x.size,
+            desc("GATHER_ELEMENTS", fields),
+            {"InputTensor": x, "IndicesTensor": shuffle},
+            lambda v: torch.gather(v["InputTensor"], 3, v["IndicesTensor"].long()),
+        )
+    if "SCATTER" in OPERATORS:
+        fields = {
+            "InputTensor": t("FLOAT32", x.shape),
+            "IndicesTensor": t("INT32", x.shape),
+            "UpdatesTensor": t("FLOAT32", x.shape),
+            "OutputTensor": t("FLOAT32", x.shape),
+            "Axis": 3,
+        }
+        yield Case(
+            f"SCATTER rows shuffled {'x'.join(map(str, x.shape))} float32",
+            "SCATTER",
+            x.size,
+            desc("SCATTER", fields),
+            {"InputTensor": x, "IndicesTensor": shuffle, "UpdatesTensor": x[::-1].copy()},
+            lambda v: v["InputTensor"].scatter(3, v["IndicesTensor"].long(), v["UpdatesTensor"]),
+        )
+    small = x[:, :, : h // 2, : w // 2].copy()  # doubled to 64M
+    for mode, torch_mode in (("NEAREST_NEIGHBOR", "nearest"), ("LINEAR", "bilinear")):
+        if "RESAMPLE" not in OPERATORS:
+            break
+        fields = {
+            "InputTensor": t("FLOAT32", small.shape),
+            "OutputTensor": t("FLOAT32", x.shape),
+            "InterpolationMode": f"DML_INTERPOLATION_MODE_{mode}",
+            "ScaleCount": 4,
+            "Scales": [1.0, 1.0, 2.0, 2.0],
+        }
+        yield Case(
+            f"RESAMPLE {mode.lower()} 2x {'x'.join(map(str, small.shape))} float32",
+            "RESAMPLE",
+            x.size,
+            desc("RESAMPLE", fields),
+            {"InputTensor": small},
+            lambda v, m=torch_mode: F.interpolate(v["InputTensor"], scale_factor=2, mode=m),
+        )
+    if "CUMULATIVE_PRODUCT" in OPERATORS:
+        fields = {
+            "InputTensor": t("FLOAT32", x.shape),
+            "OutputTensor": t("FLOAT32", x.shape),
+            "Axis": 1,
+            "AxisDirection": "DML_AXIS_DIRECTION_DECREASING",
+            "HasExclusiveProduct": True,
+        }
+        yield Case(
+            f"CUMULATIVE_PRODUCT exclusive, backwards along channels {'x'.join(map(str, x.shape))} float32",
+            "CUMULATIVE_PRODUCT",
+            x.size,
+            desc("CUMULATIVE_PRODUCT", fields),
+            {"InputTensor": x},
+            lambda v: torch.cat(
+                [
+                    torch.flip(torch.cumprod(torch.flip(v["InputTensor"][:, 1:], [1]), 1), [1]),
+                    torch.ones_like(v["InputTensor"][:, :1]),
+                ],
+                1,
+            ),
+        )
 
 
 def time_torch(fn: Callable[[dict[str, Any]], Any], inputs: dict[str, np.ndarray], iterations: int) -> tuple[float, float]:

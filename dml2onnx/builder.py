@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import onnx
@@ -147,6 +147,34 @@ class GraphBuilder:
 
     def scalar(self, value: float | int, dtype: dtypes.DataType, step: str) -> str:
         return self.const(np.asarray(value, dtype=dtype.numpy), step)
+
+    def branch(
+        self,
+        condition: str,
+        then: Callable[[GraphBuilder], str],
+        otherwise: Callable[[GraphBuilder], str],
+        dtype: dtypes.DataType,
+        step: str,
+        doc: str,
+    ) -> str:
+        """An If node: `then(b)` builds the branch taken when the BOOL scalar `condition` is true,
+        `otherwise(b)` the other; each returns its one result (of `dtype`) and may read any value
+        of this graph. The branches' nodes and constants are named from this builder's names (one
+        namespace, as Netron shows them). For a fast path whose preconditions only the data tells
+        (indices in range, finite values): the CUDA EP runs If with its condition copied to the host."""
+        results = []
+        bodies = []
+        for label, build in (("then", then), ("else", otherwise)):
+            sub = GraphBuilder(f"{self.prefix}/{step}_{label}", self.opset, self.target, self.variant)
+            sub._used = self._used  # one namespace: a branch's names never shadow the outer graph's
+            sub.shapes = self.shapes
+            value = build(sub)
+            if not any(value in n.output for n in sub.nodes):  # an outer value passed through
+                value = sub.node("Identity", [value], "result", "the branch's result")
+            results.append(value)
+            out = [helper.make_tensor_value_info(value, dtype.onnx, None)]
+            bodies.append(helper.make_graph(sub.nodes, f"{step}_{label}", [], out, sub.initializers, doc_string=doc))
+        return self.node("If", [condition], step, doc, then_branch=bodies[0], else_branch=bodies[1])
 
     # -- result ------------------------------------------------------------------------------
     def graph(self, name: str, doc: str) -> onnx.GraphProto:

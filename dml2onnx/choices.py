@@ -7,6 +7,9 @@ operator's module (dml2onnx/ops/) owns its candidates and its rule:
 - `choose(desc, target, options) -> str` (optional): the rule among the candidates that apply,
   for the targets whose graphs run on the EP that was measured (`portable` and `cuda`: the CUDA
   EP, docs/benchmarks.md). Without it, or on other targets, the first candidate that applies.
+- `CUDA_ONLY` (optional): candidates built for the `cuda` target alone, whose graphs hold nodes
+  checked on the CUDA and CPU EPs only (an If guarding a fast path: the DirectML EP's static check
+  does not follow subgraphs); the other targets never see them.
 - `DML_PREFERENCE` (optional): on the `dml` target, the candidates whose ONNX node the DirectML EP
   turns back into one DirectML operator (LayerNormalization -> MEAN_VARIANCE_NORMALIZATION1, ...),
   best first; the first that applies is taken.
@@ -41,16 +44,22 @@ def measured(op: str) -> bool:
     return hasattr(_module(op), "choose")
 
 
-def available(desc: OperatorDesc, opset: int) -> tuple[str, ...]:
-    """The candidates that apply to this desc."""
+def available(desc: OperatorDesc, opset: int, target: str | None = None) -> tuple[str, ...]:
+    """The candidates that apply to this desc (on `target`; every target's when None)."""
     module = _module(desc.schema.name)
     applies = getattr(module, "applies", None)
-    return tuple(c for c in module.CANDIDATES if applies is None or applies(desc, c, opset))
+    cuda_only = () if target in (None, "cuda") else getattr(module, "CUDA_ONLY", ())
+    return tuple(c for c in module.CANDIDATES if c not in cuda_only and (applies is None or applies(desc, c, opset)))
+
+
+def target_of(op: str, candidate: str) -> str:
+    """The target a test builds a candidate for: `cuda` for CUDA_ONLY ones, else `portable`."""
+    return "cuda" if candidate in getattr(_module(op), "CUDA_ONLY", ()) else "portable"
 
 
 def choose(desc: OperatorDesc, target: str, opset: int) -> str:
     """The lowering used unless one is asked for."""
-    options = available(desc, opset)
+    options = available(desc, opset, target)
     module = _module(desc.schema.name)
     if target == "dml":
         return next((c for c in getattr(module, "DML_PREFERENCE", ()) if c in options), options[0])
@@ -65,9 +74,9 @@ def choose(desc: OperatorDesc, target: str, opset: int) -> str:
 def resolve(desc: OperatorDesc, target: str, opset: int, variant: str | None) -> str:
     if variant is None:
         return choose(desc, target, opset)
-    if variant not in available(desc, opset):
+    if variant not in available(desc, opset, target):
         raise UsageError(
-            f"lowering '{variant}' does not apply to this DML_{desc.schema.name} "
-            f"(candidates here: {', '.join(available(desc, opset))})"
+            f"lowering '{variant}' does not apply to this DML_{desc.schema.name} on the {target} target "
+            f"(candidates here: {', '.join(available(desc, opset, target))})"
         )
     return variant

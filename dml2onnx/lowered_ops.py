@@ -61,7 +61,7 @@ def onnx_ops(name: str) -> tuple[str, ...]:
             lowering.validate(desc)
         except ModelError:  # an example a page's other rules refuse (e.g. a type pair): skip it
             continue
-        for candidate in choices.available(desc, 17):
+        for candidate in choices.available(desc, 17, "portable"):
             model = lowering.lower(desc, "op", target="portable", variant=candidate)
             found.update(n.op_type for n in model.graph.node)
     return tuple(sorted(found))

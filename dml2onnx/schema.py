@@ -399,6 +399,7 @@ ADOPTED: dict[str, tuple[str, ...]] = {
     "cumulative": ("CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"),
     "reverse_subsequences": ("REVERSE_SUBSEQUENCES",),
     "resample": ("UPSAMPLE_2D", "RESAMPLE", "RESAMPLE1", "RESAMPLE2"),
+    "resample_grad": ("RESAMPLE_GRAD", "RESAMPLE_GRAD1"),
     "value_scale_2d": ("VALUE_SCALE_2D",),
     "top_k": ("TOP_K", "TOP_K1"),
     "nonzero_coordinates": ("NONZERO_COORDINATES",),

@@ -259,6 +259,24 @@ def resample(operator: str, dtype: dtypes.DataType) -> Tolerance:
     return Tolerance(2 * u, atol)
 
 
+# RESAMPLE_GRAD(1)'s tests keep |gradient| <= RESAMPLE_MAGNITUDE and each output element a sum of at
+# most RESAMPLE_GRAD_TERMS products (ops/resample_grad.terms).
+RESAMPLE_GRAD_TERMS = 64
+
+
+def resample_grad(dtype: dtypes.DataType, terms: int) -> Tolerance:
+    """k = `terms` products g * w (w in (0, 1], |g| <= M = RESAMPLE_MAGNITUDE, up to 4 axes' weights)
+    summed axis by axis in FLOAT32, in any order: each product and each partial sum rounds once,
+    at most (k + 4) u k M (u = 2**-24). FLOAT16 is accumulated in FLOAT32 and converted once: to
+    nearest by the graphs, truncated by DirectML under lavapipe (measured): one FLOAT16 ulp
+    (2**-10 relative) and the FLOAT16 subnormals' spacing."""
+    u, m = 2.0**-24, RESAMPLE_MAGNITUDE
+    atol = (terms + 4) * u * terms * m
+    if dtype == dtypes.FLOAT16:
+        return Tolerance(2.0**-10, atol + 2.0**-24)
+    return Tolerance(2 * u, atol)
+
+
 def tolerance(operator: str, dtype: dtypes.DataType, ep: str) -> Tolerance:
     if operator in EXACT_OPERATORS or operator in MOVING_OPERATORS or not dtype.is_float:
         return Tolerance(0, 0)
@@ -278,6 +296,8 @@ def tolerance(operator: str, dtype: dtypes.DataType, ep: str) -> Tolerance:
         return batch_normalization_training(dtype, BNT_LENGTH, ep)
     if operator in RESAMPLE_OPERATORS:
         return resample(operator, dtype)
+    if operator in ("RESAMPLE_GRAD", "RESAMPLE_GRAD1"):
+        return resample_grad(dtype, RESAMPLE_GRAD_TERMS)
     if dtype == dtypes.FLOAT16:
         return Tolerance(4e-3, 4e-3)  # a few FLOAT16 ulps; the graphs compute in FLOAT32
     if operator.startswith("ACTIVATION_LOG_SOFTMAX") and ep not in ("cpu", "reference"):

@@ -276,6 +276,7 @@ FAMILIES = (
     "matrix_top_k",
     "matrix_nonzero_coordinates",
     "matrix_resample",
+    "matrix_resample_grad",
 )
 
 

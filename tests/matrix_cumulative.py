@@ -6,7 +6,8 @@ with the leading, middle and trailing axis; axes of length 1 and of tolerances.C
 Integers over their whole range (wrapping sums and products; 64-bit beyond 2**53). Floats within
 the tolerances' bounds: sums of |x| <= CUMULATIVE_MAGNITUDE; products of factors whose partial
 products stay finite and normal (FLOAT32 in [1/2, 2], FLOAT16 in [0.8, 1.25]); `specials`:
-NaN, infinities and signed zeros, whose results no summation order changes."""
+NaN, infinities and signed zeros, whose results no summation order changes (the "blocked"
+candidate's guard refuses them: its If's else branch, the scan, runs them)."""
 
 from __future__ import annotations
 

@@ -97,6 +97,38 @@ def test_dml_target_emits_batch_normalization_in_float16() -> None:
     assert "BatchNormalization" in ops and "Cast" not in ops, ops
 
 
+def test_cuda_target_keeps_float16_with_relu_or_nothing_after() -> None:
+    """On `cuda` one BatchNormalization in FLOAT16 (cuDNN computes it in FLOAT32 and rounds once),
+    RELU after it in FLOAT16; another activation keeps the FLOAT32 path (rounded once after it)."""
+    c = (1, 3, 1, 1)
+    base = fields("FLOAT16", (2, 3, 2, 2), dict.fromkeys(PARAMETERS, c))
+    for act, want in ((None, ["BatchNormalization"]), ("ACTIVATION_RELU", ["BatchNormalization", "Relu"])):
+        f = base | ({"FusedActivation": {"Type": act}} if act else {})
+        ops = [n.op_type for n in lowering.lower(make_desc(OP, f), "t", target="cuda").graph.node if n.op_type != "Reshape"]
+        assert ops == want, ops
+    f = base | {"FusedActivation": {"Type": "ACTIVATION_SIGMOID"}}
+    ops = [n.op_type for n in lowering.lower(make_desc(OP, f), "t", target="cuda").graph.node]
+    assert ops.count("Cast") == 6 and ops[-1] == "Cast", ops
+
+
+@EPS
+def test_cuda_target_float16_by_hand(ep: str) -> None:
+    """The `cuda` graph (FLOAT16 BatchNormalization + Relu where the EP has it; FLOAT32 elsewhere)
+    on real values: 2 * (x - 1) / sqrt(4 + 1e-5) + 0.5, then RELU."""
+    if ep != "cuda":
+        pytest.skip("the cuda target's FLOAT16 BatchNormalization needs the CUDA EP (the CPU EP's has no FLOAT16)")
+    c = (1, 2, 1, 1)
+    f = fields("FLOAT16", (1, 2, 1, 3), dict.fromkeys(PARAMETERS, c)) | {"FusedActivation": {"Type": "ACTIVATION_RELU"}}
+    x = np.array([[[[-3, 1, 5]], [[0.25, 2, 64992]]]], np.float16)
+    feeds = {"InputTensor": x, "MeanTensor": np.ones(c, np.float16), "VarianceTensor": np.full(c, 4, np.float16)}
+    feeds |= {"ScaleTensor": np.full(c, 2, np.float16), "BiasTensor": np.full(c, 0.5, np.float16)}
+    desc = make_desc(OP, f)
+    got = runtime.create(lowering.lower(desc, "t", target="cuda"), "t", ep).run(feeds)
+    want = batch_normalization.reference(desc, feeds)
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=1e-3)
+    assert got[0, 0, 0, 0] == 0 and got[0, 1, 0, 2] == 64992  # RELU; near FLOAT16's largest, rounded once
+
+
 @pytest.mark.parametrize(
     ("change", "path", "message"),
     [

@@ -8,9 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import onnx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from onnx import TensorProto, helper
 
 from dml2onnx import choices, dml_ep, dmlapi, dtypes, lowering, ops, runtime, tolerances
 from dml2onnx.builder import DEFAULT_OPSET
@@ -274,20 +276,146 @@ def test_dxdispatch_cumulative_product_example(tmp_path: Any, engine: str) -> No
     axis_pick=st.integers(0, 3),
     direction=st.sampled_from(["INCREASING", "DECREASING"]),
     excl=st.booleans(),
-    dtype=st.sampled_from(["FLOAT32", "INT32", "INT64"]),
+    dtype=st.sampled_from(["FLOAT32", "FLOAT16", "INT32", "INT64"]),
     seed=SEEDS,
 )
 def test_every_candidate(
     ep: str, shape: tuple[int, ...], axis_pick: int, direction: str, excl: bool, dtype: str, seed: int
 ) -> None:
-    """The "scan" and "cumsum" (ONNX CumSum) candidates alike, CUMULATIVE_SUMMATION in CumSum's types."""
+    """The "scan", "cumsum" (ONNX CumSum, in CumSum's types) and "blocked" (floats, the cuda
+    target's graph) candidates of CUMULATIVE_SUMMATION alike."""
 
     op = "CUMULATIVE_SUMMATION"
     axis = axis_pick % len(shape)
     x = _data(np.random.default_rng(seed), op, dtypes.BY_NAME[dtype], shape)
     desc = make_desc(op, fields(op, dtype, shape, axis, direction, excl))
-    assert choices.available(desc, DEFAULT_OPSET) == ("scan", "cumsum")
-    for variant in ("scan", "cumsum"):
-        model = lowering.lower(desc, "t", variant=variant)
+    want = ("scan",) + (("cumsum",) if dtype != "FLOAT16" else ()) + (("blocked",) if dtype.startswith("FLOAT") else ())
+    assert choices.available(desc, DEFAULT_OPSET) == want
+    for variant in want:
+        model = lowering.lower(desc, "t", target=choices.target_of(op, variant), variant=variant)
         got = every_output(runtime.create(model, "t", ep), desc, {"InputTensor": x})
         assert not (bad := mismatches(desc, got, ops.reference_outputs(desc, {"InputTensor": x}), ep)), (variant, bad)
+
+
+# -- the "blocked" candidate (cuda target) --------------------------------------------------
+
+
+def _blocked(shape: tuple[int, ...], axis: int, direction: str = "INCREASING", excl: bool = False, dtype: str = "FLOAT32") -> Any:
+    desc = make_desc("CUMULATIVE_SUMMATION", fields("CUMULATIVE_SUMMATION", dtype, shape, axis, direction, excl))
+    return desc, lowering.lower(desc, "t", target="cuda", variant="blocked")
+
+
+def _branch(model: onnx.ModelProto, which: str) -> onnx.ModelProto:
+    """The model with its If replaced by one branch's nodes (then_branch or else_branch): that
+    branch run whatever the condition, to test each alone."""
+    forced = onnx.ModelProto()
+    forced.CopyFrom(model)
+    graph = forced.graph
+    (i, node), *_ = [(i, n) for i, n in enumerate(graph.node) if n.op_type == "If"]
+    body = next(a.g for a in node.attribute if a.name == which)
+    renamed = {body.output[0].name: node.output[0]}
+    nodes = []
+    for n in body.node:
+        n.output[:] = [renamed.get(o, o) for o in n.output]
+        nodes.append(n)
+    del graph.node[i]
+    for n in reversed(nodes):
+        graph.node.insert(i, n)
+    graph.initializer.extend(body.initializer)
+    return forced
+
+
+def _with_condition(model: onnx.ModelProto) -> tuple[onnx.ModelProto, str]:
+    """The model with the If's condition as a second output (and that output's name)."""
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    cond = next(n for n in out.graph.node if n.op_type == "If").input[0]
+    out.graph.output.append(helper.make_tensor_value_info(cond, TensorProto.BOOL, []))
+    return out, cond
+
+
+def _condition(model: onnx.ModelProto, x: np.ndarray) -> bool:
+    probe, cond = _with_condition(model)
+    return bool(runtime.ort().InferenceSession(probe.SerializeToString()).run([cond], {"InputTensor": x})[0])
+
+
+# (shape, axis): the last axis in blocks (several, padded, one short block), another axis (slabs)
+BLOCKED_SHAPES = [((3, 64), 1), ((2, 100), 1), ((4, 9), 1), ((70, 3), 0), ((2, 37, 3), 1), ((2, 3, 33, 1), 2)]
+
+
+@pytest.mark.parametrize(("shape", "axis"), BLOCKED_SHAPES)
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+@pytest.mark.parametrize("excl", [False, True])
+def test_blocked_branch_alone(shape: tuple[int, ...], axis: int, direction: str, excl: bool) -> None:
+    """The MatMul blocks by themselves (the If's then branch forced) against the reference, and
+    the guard taking them on such data: integers, so that every order sums exactly."""
+    desc, model = _blocked(shape, axis, direction, excl)
+    x = np.random.default_rng(7).integers(-50, 50, shape).astype(np.float32)
+    want = ops.MODULES["CUMULATIVE_SUMMATION"].reference(desc, {"InputTensor": x})
+    got = runtime.create(_branch(model, "then_branch"), "t", "cpu").run({"InputTensor": x})
+    np.testing.assert_array_equal(got, want)
+    assert _condition(model, x)
+    np.testing.assert_array_equal(runtime.create(model, "t", "cpu").run({"InputTensor": x}), want)
+
+
+# data the guard refuses: NaN, an infinity, a sum of |x| past FLT_MAX (finite elements), FLOAT16 inf
+REFUSED = [
+    ("FLOAT32", [1, 2, np.nan, 4, 5, 6]),
+    ("FLOAT32", [1, 2, 3, np.inf, 5, 6]),
+    ("FLOAT32", [3e38, -3e38, 1, 2, 3e38, -3e38]),
+    ("FLOAT16", [1, -np.inf, 3, 4, 5, 6]),
+]
+
+
+@pytest.mark.parametrize(("dtype", "row"), REFUSED)
+@pytest.mark.parametrize("direction", ["INCREASING", "DECREASING"])
+def test_blocked_guard_takes_the_scan(dtype: str, row: list[float], direction: str) -> None:
+    """Where a row holds NaN, an infinity or a sum of |x| past the bound, the If takes the scan:
+    the outputs are the scan's, bit for bit, and the finite ones DirectML leaves finite stay so,
+    where the MatMul blocks alone (inf * 0 is NaN) make them NaN."""
+    x = np.array([np.arange(1, 7), row], np.dtype(dtype.lower()))
+    desc, model = _blocked(x.shape, 1, direction, dtype=dtype)
+    assert not _condition(model, x)
+    got = runtime.create(model, "t", "cpu").run({"InputTensor": x})
+    scanned = lowering.lower(desc, "t", target="cuda", variant="scan")
+    np.testing.assert_array_equal(got, runtime.create(scanned, "t", "cpu").run({"InputTensor": x}))
+    if np.isinf(x).any():  # the blocks alone: NaN where DirectML's sums are finite
+        alone = runtime.create(_branch(model, "then_branch"), "t", "cpu").run({"InputTensor": x})
+        assert np.isnan(alone[1]).sum() > np.isnan(got[1]).sum()
+
+
+def test_blocked_guard_bound() -> None:
+    """Large finite rows below the bound take the blocks, and match the reference; a row whose
+    sum of |x| passes it takes the scan. The bound leaves room for any summation order."""
+    n = 6
+    bound = cumulative._bound(n, n)  # one row: the whole tensor
+    assert bound <= float(np.finfo(np.float32).max) / (1 + 2.0**-24) ** (2 * n)
+    assert cumulative._bound(512, 2**36) == 0  # past about 2**31 elements: never the blocks
+    big = np.float32(bound / 8)  # the row sums 3/4 of the bound
+    x = np.array([[big, -big, big, big, -big, big]], np.float32)
+    desc, model = _blocked(x.shape, 1)
+    assert _condition(model, x)
+    got = runtime.create(model, "t", "cpu").run({"InputTensor": x})
+    np.testing.assert_allclose(got, ops.MODULES["CUMULATIVE_SUMMATION"].reference(desc, {"InputTensor": x}), rtol=1e-6)
+    assert not _condition(model, x * np.float32(1.5))  # 9/8 of it: finite, refused
+
+
+def test_blocked_rule() -> None:
+    """The cuda target takes "blocked" along the last axis of 64 elements or more (FLOAT32 and
+    FLOAT16); other axes, shorter ones, integers and the other targets keep the scan."""
+
+    def chosen(dtype: str, shape: tuple[int, ...], axis: int, target: str = "cuda") -> str:
+        desc = make_desc("CUMULATIVE_SUMMATION", fields("CUMULATIVE_SUMMATION", dtype, shape, axis))
+        model = lowering.lower(desc, "t", target=target)
+        return {p.key: p.value for p in model.metadata_props}["dml2onnx.lowering"]
+
+    assert chosen("FLOAT32", (8, 512), 1) == "blocked"
+    assert chosen("FLOAT16", (2, 64), 1) == "blocked"
+    assert chosen("FLOAT32", (2, 64, 1), 1) == "blocked"  # trailing axes of 1: still rows
+    assert chosen("FLOAT32", (2, 63), 1) == "scan"
+    assert chosen("FLOAT32", (512, 2), 0) == "scan"
+    assert chosen("INT32", (8, 512), 1) == "scan"
+    for target in ("portable", "cpu", "dml"):
+        desc = make_desc("CUMULATIVE_SUMMATION", fields("CUMULATIVE_SUMMATION", "FLOAT32", (8, 512), 1))
+        assert "blocked" not in choices.available(desc, DEFAULT_OPSET, target)
+        assert chosen("FLOAT32", (8, 512), 1, target) != "blocked"

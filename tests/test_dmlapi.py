@@ -307,6 +307,16 @@ RECORDED: dict[str, tuple[int, dict[str, int]]] = {
         | {"Scales": 32, "InputPixelOffsets": 40, "OutputPixelOffsets": 48},
     ),
     "VALUE_SCALE_2D": (32, {"InputTensor": 0, "OutputTensor": 8, "Scale": 16, "ChannelCount": 20, "Bias": 24}),
+    "RESAMPLE_GRAD": (
+        48,
+        {"InputGradientTensor": 0, "OutputGradientTensor": 8, "InterpolationMode": 16, "DimensionCount": 20, "Scales": 24}
+        | {"InputPixelOffsets": 32, "OutputPixelOffsets": 40},
+    ),
+    "RESAMPLE_GRAD1": (
+        56,
+        {"InputGradientTensor": 0, "OutputGradientTensor": 8, "InterpolationMode": 16, "RoundingDirection": 20}
+        | {"DimensionCount": 24, "Scales": 32, "InputPixelOffsets": 40, "OutputPixelOffsets": 48},
+    ),
 }
 
 

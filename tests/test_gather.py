@@ -1,28 +1,35 @@
 """GATHER, GATHER_ELEMENTS, GATHER_ND, GATHER_ND1 (dml2onnx/ops/gather.py): the pages' examples,
-negative and out-of-range indices by hand (as DirectML's API computed them), refusals, and
-property tests against the reference, bit for bit."""
+negative and out-of-range indices by hand (as DirectML's API computed them), refusals, the
+`cuda` target's "guarded" candidate (its condition at the range's edges, both branches), and
+property tests against the reference, bit for bit (the `portable` and the `cuda` graphs)."""
 
 from __future__ import annotations
 
 import numpy as np
+import onnx
+import onnxruntime
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from onnx import TensorProto, helper
 
-from dml2onnx import lowering, ops, runtime
+from dml2onnx import choices, dtypes, lowering, ops, runtime
+from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.desc import parse_operator_desc
+from dml2onnx.ops import gather
 from dml2onnx.schema import OPERATORS
 from matrix_gather import _dims, _fields, bits, index_values
-from support import refusal, tensor
+from support import make_desc, refusal, tensor
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 F32, U32 = "FLOAT32", "UINT32"
 
 
-def run(op: str, fields: dict, feeds: dict) -> tuple[np.ndarray, np.ndarray]:
-    """The CPU EP's result and the reference."""
+def run(op: str, fields: dict, feeds: dict, target: str = "portable") -> tuple[np.ndarray, np.ndarray]:
+    """The CPU EP's result (of the graph for `target`) and the reference."""
     d = parse_operator_desc(op, fields, ("desc",), ("type",))
     lowering.validate(d)
-    got = runtime.create(lowering.lower(d, "t"), "t", "cpu").run(feeds)
+    got = runtime.create(lowering.lower(d, "t", target=target), "t", "cpu").run(feeds)
     return got, ops.MODULES[op].reference(d, feeds)
 
 
@@ -244,6 +251,140 @@ def test_refusals() -> None:
     assert e.path == ("desc", "BatchDimensionCount")
 
 
+def guarded_model(op: str, fields: dict) -> onnx.ModelProto:
+    """The `cuda` target's graph ("guarded"), with its If's condition as a second output."""
+    d = parse_operator_desc(op, fields, ("desc",), ("type",))
+    lowering.validate(d)
+    assert choices.choose(d, "cuda", DEFAULT_OPSET) == "guarded"
+    model = lowering.lower(d, "t", target="cuda")
+    (branch,) = [n for n in model.graph.node if n.op_type == "If"]
+    model.graph.output.append(helper.make_tensor_value_info(branch.input[0], TensorProto.BOOL, []))
+    return model
+
+
+def native_taken(op: str, fields: dict, feeds: dict) -> bool:
+    """Whether the `cuda` graph takes its native branch on these inputs (the CPU EP), its result
+    checked against the reference on the way."""
+    model = guarded_model(op, fields)
+    session = onnxruntime.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    got, taken = session.run(["OutputTensor", model.graph.output[-1].name], feeds)
+    ref = ops.MODULES[op].reference(parse_operator_desc(op, fields, ("desc",), ("type",)), feeds)
+    assert got.tobytes() == ref.tobytes(), (got, ref)
+    return bool(taken)
+
+
+def test_guarded_only_on_the_cuda_target() -> None:
+    ge = {
+        "InputTensor": tensor(F32, [3, 4]),
+        "IndicesTensor": tensor(U32, [3, 2]),
+        "OutputTensor": tensor(F32, [3, 2]),
+        "Axis": 1,
+    }
+    d = parse_operator_desc("GATHER_ELEMENTS", ge, ("desc",), ("type",))
+    assert {t: choices.choose(d, t, DEFAULT_OPSET) for t in ("portable", "cpu", "cuda", "dml")} == {
+        "portable": "flat",
+        "cpu": "flat",
+        "cuda": "guarded",
+        "dml": "flat",
+    }
+    (branch,) = [n for n in guarded_model("GATHER_ELEMENTS", ge).graph.node if n.op_type == "If"]
+    bodies = {a.name: helper.get_attribute_value(a) for a in branch.attribute}
+    then, otherwise = bodies["then_branch"], bodies["else_branch"]
+    assert [n.op_type for n in then.node] == ["Cast", "GatherElements"]
+    assert "GatherElements" not in {n.op_type for n in otherwise.node} and "Gather" in {n.op_type for n in otherwise.node}
+    # a dimension of 2**24 or more: FLOAT32 no longer tells dim - 1 from dim
+    for sizes, expected in (([2**24 - 1], ("flat", "guarded")), ([2**24], ("flat",))):
+        fields = {
+            "InputTensor": tensor(F32, sizes),
+            "IndicesTensor": tensor(U32, [1]),
+            "OutputTensor": tensor(F32, [1]),
+            "Axis": 0,
+            "IndexDimensions": 1,
+        }
+        assert choices.available(parse_operator_desc("GATHER", fields, ("desc",), ("type",)), DEFAULT_OPSET) == expected
+    nd = {"InputTensor": tensor(F32, [2, 2]), "IndicesTensor": tensor(U32, [2, 1]), "OutputTensor": tensor(F32, [2, 2])}
+    nd |= {"InputDimensionCount": 2, "IndicesDimensionCount": 2}
+    assert choices.available(parse_operator_desc("GATHER_ND", nd, ("desc",), ("type",)), DEFAULT_OPSET) == ("flat",)
+
+
+EDGES = {  # (indices, native branch taken) for a dimension of 5
+    "INT32": [
+        ([-5, 4, 0, -1], True),
+        ([-6, 0, 0, 0], False),
+        ([5, 0, 0, 0], False),
+        ([-(2**31), 0, 0, 0], False),
+        ([2**31 - 1, 0, 0, 0], False),
+    ],
+    "INT64": [([-5, 4, 0, -1], True), ([-6, 0, 0, 0], False), ([5, 0, 0, 0], False), ([-(2**63), 2**63 - 1, 0, 0], False)],
+    "UINT32": [([4, 0, 3, 1], True), ([5, 0, 0, 0], False), ([2**32 - 1, 0, 0, 0], False)],
+    "UINT64": [([4, 0, 3, 1], True), ([5, 0, 0, 0], False), ([2**63, 0, 0, 0], False), ([2**64 - 1, 0, 0, 0], False)],
+}
+
+
+@pytest.mark.parametrize("index_type", list(EDGES))
+@pytest.mark.parametrize("op", ["GATHER", "GATHER_ELEMENTS"])
+def test_guard_at_the_edges_of_the_range(op: str, index_type: str) -> None:
+    """[-dim, dim) for signed indices, [0, dim) for unsigned: exactly these take the native node;
+    both branches give DirectML's result (outside: the next row, the last element)."""
+    x = np.arange(15, dtype=np.float32).reshape(3, 5)
+    if op == "GATHER":
+        fields = {"IndicesTensor": tensor(index_type, [1, 4]), "OutputTensor": tensor(F32, [3, 4]), "IndexDimensions": 1}
+    else:
+        fields = {"IndicesTensor": tensor(index_type, [3, 4]), "OutputTensor": tensor(F32, [3, 4])}
+    fields |= {"InputTensor": tensor(F32, [3, 5]), "Axis": 1}
+    dtype = np.dtype(index_type.lower())
+    for values, native in EDGES[index_type]:
+        idx = np.array(values, dtype).reshape(1, 4)
+        idx = idx if op == "GATHER" else np.repeat(idx, 3, axis=0)
+        assert native_taken(op, fields, {"InputTensor": x, "IndicesTensor": idx}) == native, values
+
+
+def test_guarded_scalar_index() -> None:
+    """IndexDimensions 0: Gather takes one scalar index (the axis dropped, then OutputTensor's Sizes)."""
+    fields = {
+        "InputTensor": tensor(F32, [1, 3, 4]),
+        "IndicesTensor": tensor("INT64", [1, 1, 1]),
+        "OutputTensor": tensor(F32, [1, 1, 4]),
+        "Axis": 1,
+        "IndexDimensions": 0,
+    }
+    x = np.arange(12, dtype=np.float32).reshape(1, 3, 4)
+    for index, native in ((-3, True), (2, True), (3, False), (-4, False)):
+        feeds = {"InputTensor": x, "IndicesTensor": np.full((1, 1, 1), index, np.int64)}
+        assert native_taken("GATHER", fields, feeds) == native, index
+
+
+@pytest.mark.parametrize(("bound", "float_type"), gather.GUARD_TYPES)
+def test_guard_next_to_its_limits(bound: int, float_type: dtypes.DataType) -> None:
+    """dim = bound - 1, the largest compared in FLOAT32, and dim = bound, the smallest past it
+    (the flat lowering): the guard still tells dim - 1 from dim and
+    -dim from -dim - 1, and dim + 2 (which rounds to dim + 1) from anything in range."""
+    for dim in (bound - 1, bound):
+        fields = {
+            "InputTensor": tensor(F32, [dim]),
+            "IndicesTensor": tensor("INT32", [3]),
+            "OutputTensor": tensor(F32, [3]),
+            "Axis": 0,
+            "IndexDimensions": 1,
+        }
+        if dim >= gather.GUARD_TYPES[-1][0]:
+            assert choices.choose(make_desc("GATHER", fields), "cuda", DEFAULT_OPSET) == "flat"
+            continue
+        if dim < bound:
+            (cast,) = [n for n in guarded_model("GATHER", fields).graph.node if n.op_type == "Cast"]
+            assert helper.get_attribute_value(cast.attribute[0]) == float_type.onnx
+        x = np.arange(dim, dtype=np.float32)
+        for values, native in (
+            ([dim - 1, -dim, 0], True),
+            ([dim, 0, 0], False),
+            ([-dim - 1, 0, 0], False),
+            ([dim + 2, 0, 0], False),
+            ([0, -dim - 2, 0], False),
+        ):
+            idx = np.array(values, np.int32)
+            assert native_taken("GATHER", fields, {"InputTensor": x, "IndicesTensor": idx}) == native, (dim, values)
+
+
 @SETTINGS
 @given(
     op=st.sampled_from(("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")),
@@ -252,8 +393,11 @@ def test_refusals() -> None:
     index_index=st.integers(0, 3),
     outside=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
+    target=st.sampled_from(("portable", "cuda")),
 )
-def test_property_against_reference(op: str, rank: int, type_index: int, index_index: int, outside: bool, seed: int) -> None:
+def test_property_against_reference(
+    op: str, rank: int, type_index: int, index_index: int, outside: bool, seed: int, target: str
+) -> None:
     table = OPERATORS[op].support[0].tensors
     dtype = table["InputTensor"].types[type_index % len(table["InputTensor"].types)]
     index = table["IndicesTensor"].types[index_index]
@@ -265,5 +409,5 @@ def test_property_against_reference(op: str, rank: int, type_index: int, index_i
         "InputTensor": bits(rng, dtype, tuple(fields["InputTensor"]["Sizes"])),
         "IndicesTensor": index_values(rng, index, _dims(op, fields), outside),
     }
-    got, ref = run(op, fields, feeds)
+    got, ref = run(op, fields, feeds, target)
     assert got.tobytes() == ref.tobytes()

@@ -285,6 +285,16 @@ def test_gemm_where_the_batch_is_one_matmul_elsewhere() -> None:
     assert _nodes(BASE | {"Alpha": 2.0, "Beta": 0.5}, "portable") == ["MatMul", "Mul", "Mul", "Add"]
 
 
+def test_matmul_alone_where_gemm_has_nothing_to_fold() -> None:
+    """Alpha 1 and no C: MatMul on the measured targets (faster than Gemm on an H100, gemm.choose)."""
+    bare = {k: (v | {"Sizes": [1, 1, *v["Sizes"][2:]]} if k.endswith("Tensor") else v) for k, v in BASE.items() if k != "CTensor"}
+    for target in ("portable", "cuda"):
+        assert _nodes(bare, target) == ["MatMul"]
+        assert _nodes(bare | {"Alpha": 2.0}, target) == ["Reshape", "Reshape", "Gemm", "Reshape"]
+    assert choices.choose(make_desc(OP, bare), "cuda", DEFAULT_OPSET) == "matmul"
+    assert choices.choose(make_desc(OP, bare | {"Alpha": 2.0}), "cuda", DEFAULT_OPSET) == "gemm"
+
+
 def test_float16_graphs() -> None:
     """FLOAT16: in FLOAT32 on portable and cpu (no FLOAT16 MatMul or Gemm on the CPU EP); as it is on
     cuda and dml, but through FLOAT32 where a MatMul would round A x B before Alpha."""

@@ -18,12 +18,14 @@ CASES = all_cases()
 def run_case(case: Case, ep: str, variant: str | None = None) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list[str]]:
     """Every output of the lowered graph on `ep` and of the reference, and the nodes off `ep`."""
     desc = make_desc(case.op, case.fields)
-    session = runtime.create(lowering.lower(desc, "case", variant=variant), "case", ep)
+    target = choices.target_of(case.op, variant) if variant else "portable"
+    session = runtime.create(lowering.lower(desc, "case", target=target, variant=variant), "case", ep)
     return every_output(session, desc, case.inputs), ops.reference_outputs(desc, case.inputs), session.nodes_off_ep()
 
 
 def variants() -> list[tuple[Case, str]]:
-    """Every case with every candidate lowering that applies to it (choices.py)."""
+    """Every case with every candidate lowering that applies to it (choices.py), each built for its
+    target (`portable`, or `cuda` for a CUDA_ONLY candidate)."""
     return [(c, v) for c in CASES for v in choices.available(make_desc(c.op, c.fields), DEFAULT_OPSET)]
 
 

@@ -2,9 +2,10 @@
 …_VALUE_SCALE_2D (value_scale_2d.py): DxDispatch's dml_upsample_2d model run unchanged, the pages'
 relation by hand, what DirectML showed where the pages are silent (rounding of each mode and
 direction, the reciprocal of the scale, clamped edges, 8-bit truncation), validation with
-DirectML's refusals, NEAREST moving bytes exactly, and properties over random shapes, scales,
-offsets and types against the numpy reference. The matrix (tests/matrix_resample.py) runs them on
-every EP present and through DirectML's API."""
+DirectML's refusals, NEAREST moving bytes exactly, the "resize" candidate off the dml target (one
+ONNX Resize where the CPU and CUDA EPs' index tables are DirectML's, the Gathers where they are
+not), and properties over random shapes, scales, offsets and types against the numpy reference.
+The matrix (tests/matrix_resample.py) runs them on every EP present and through DirectML's API."""
 
 from __future__ import annotations
 
@@ -19,16 +20,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_slice import every_variant
 
-from dml2onnx import dml_ep, dmlapi, dtypes, lowering, schema, tolerances
+from dml2onnx import choices, dml_ep, dmlapi, dtypes, lowering, ops, runtime, schema, tolerances
+from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.errors import format_path
+from dml2onnx.ops import resample
 from matrix_slice import data
 from strategies import SEEDS
-from support import EPS, assert_matches_reference, make_desc, refusal, run_cli, tensor
+from support import EPS, assert_matches_reference, make_desc, mismatches, refusal, run_cli, tensor
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 live = pytest.mark.skipif(dmlapi.missing() is not None, reason="DirectML's API under Wine is not set up (make dml-setup)")
 NN, LIN = "DML_INTERPOLATION_MODE_NEAREST_NEIGHBOR", "DML_INTERPOLATION_MODE_LINEAR"
+INCREASING, DECREASING = "DML_AXIS_DIRECTION_INCREASING", "DML_AXIS_DIRECTION_DECREASING"
 RESAMPLE_TYPES = [t.name for t in schema.OPERATORS["RESAMPLE1"].support[0].tensors["InputTensor"].types]
 
 
@@ -283,17 +287,6 @@ def test_refusals(op: str, fields: dict[str, Any], path: str, message: str) -> N
     assert format_path(e.path) == path and message in e.rule, (format_path(e.path), e.rule)
 
 
-def test_gradients_are_refused_as_not_lowered_yet() -> None:
-    from dml2onnx.desc import parse_operator_desc
-    from dml2onnx.errors import ModelError
-
-    fields = _r1() | {"InputGradientTensor": tensor("FLOAT32", [1, 4]), "OutputGradientTensor": tensor("FLOAT32", [1, 8])}
-    for op in ("RESAMPLE_GRAD", "RESAMPLE_GRAD1"):
-        with pytest.raises(ModelError) as e:
-            parse_operator_desc(op, fields, ("desc",), ("type",))
-        assert format_path(e.value.path) == "type" and "does not lower yet" in e.value.rule
-
-
 def test_portable_graphs_pass_the_static_directml_check() -> None:
     for dtype in RESAMPLE_TYPES:
         for mode in (NN, LIN):
@@ -447,6 +440,132 @@ def test_dml_target_resize_on_the_directml_ep() -> None:
                 assert session.nodes_off_ep() == [] and not mismatches(desc, got, want, "dml"), (dtype, mode)
     finally:
         winhost.shutdown()
+
+
+# -- the portable and cuda targets: ONNX Resize where the CPU and CUDA EPs' tables are DirectML's ------
+
+
+def _centred(x: np.ndarray, out: list[int], mode: str, scales: list[float], **more: Any) -> dict[str, Any]:
+    """RESAMPLE1 at pixel centres (RESAMPLE's offsets)."""
+    return resample1(x, out, mode, scales, ([0.5] * x.ndim, [-0.5] * x.ndim), **more)
+
+
+def _kinds(model: Any) -> list[str]:
+    return [n.op_type for n in model.graph.node]
+
+
+def _payloads(shape: tuple[int, ...]) -> np.ndarray:
+    """FLOAT32 values with NaN payloads (quiet and signaling), -0.0 and infinities among them."""
+    x = np.arange(math.prod(shape), dtype=np.float32)
+    bits = x.view(np.uint32)
+    bits[:4] = [0x7F800001, 0xFFC00123, 0x80000000, 0xFF800000]
+    return x.reshape(shape)
+
+
+@pytest.mark.parametrize(("dtype", "mode"), [("FLOAT32", NN), ("UINT8", NN), ("FLOAT32", LIN)])
+@pytest.mark.parametrize(("scales", "out"), [([1, 1, 2, 2], [2, 3, 8, 10]), ([1, 1, 0.5, 0.5], [2, 3, 2, 2])])
+def test_resize_where_the_tables_agree(dtype: str, mode: str, scales: list[float], out: list[int]) -> None:
+    """Up and down by 2 at pixel centres (the measured geometry): `portable` and `cuda` emit one
+    Resize (CUDA EP, H100: NEAREST 1303 against 861-876 GB/s, LINEAR 1046 against 176-183), the dml
+    target's node; on the CPU EP NEAREST moves the bytes (NaN payloads, -0.0), LINEAR is the
+    reference within tolerances.py."""
+    rng = np.random.default_rng(5)
+    shape = (2, 3, 4, 5)
+    if dtype == "UINT8":
+        x = rng.integers(0, 256, shape).astype(np.uint8)
+    else:
+        x = _payloads(shape) if mode == NN else rng.uniform(-8, 8, shape).astype(np.float32)
+    desc = make_desc("RESAMPLE1", resample1(x, out, mode, scales, ([0.5] * 4, [-0.5] * 4)))
+    want = ops.MODULES["RESAMPLE1"].reference(desc, {"InputTensor": x})
+    for target in ("portable", "cuda"):
+        assert choices.choose(desc, target, DEFAULT_OPSET) == "resize"
+        model = lowering.lower(desc, "t", target=target)
+        assert _kinds(model) == ["Resize"], _kinds(model)
+        if target == "portable":
+            assert dml_ep.check(model) == []
+        got = runtime.create(model, "t", "cpu").run({"InputTensor": x})
+        if mode == NN:
+            assert got.tobytes() == want.tobytes()
+        else:
+            assert not mismatches(desc, {"OutputTensor": got}, {"OutputTensor": want}, "cpu")
+
+
+def test_resize_linear_values() -> None:
+    """ONNX's bilinear Resize at pixel centres doubling a ramp: the clamped edges and the quarters."""
+    x = np.array([[0, 1, 2, 3], [4, 6, 8, 10]], np.float32)
+    desc = make_desc("RESAMPLE1", resample1(x, [2, 8], LIN, [1, 2], ([0.5] * 2, [-0.5] * 2)))
+    model = lowering.lower(desc, "t", target="portable")
+    assert _kinds(model) == ["Resize"]
+    got = runtime.create(model, "t", "cpu").run({"InputTensor": x})
+    assert got.tolist() == [[0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3], [4, 4.5, 5.5, 6.5, 7.5, 8.5, 9.5, 10]]
+
+
+def test_the_index_tables_decide() -> None:
+    """Scale 1.7 from 6 elements: output 8 is at DirectML's 8.5 * (1 / 1.7) - 0.5 = 4.4999995 (element
+    4), at ONNX's 8.5 / 1.7 - 0.5 = 4.5 (element 5). The Resize the DirectML EP maps back is
+    wrong on the CPU EP there, so `portable` and `cuda` keep the Gather."""
+    x = np.arange(6, dtype=np.float32)
+    desc = make_desc("RESAMPLE1", resample1(x, [10], NN, [1.7], ([0.5], [-0.5])))
+    want = ops.MODULES["RESAMPLE1"].reference(desc, {"InputTensor": x})
+    assert want[8] == 4
+    dml_node = runtime.create(lowering.lower(desc, "t", target="dml"), "t", "cpu").run({"InputTensor": x})
+    assert dml_node[8] == 5 and np.array_equal(np.delete(dml_node, 8), np.delete(want, 8))
+    for target in ("portable", "cuda"):
+        assert choices.choose(desc, target, DEFAULT_OPSET) == "gather"
+        for variant in choices.available(desc, DEFAULT_OPSET, target):
+            model = lowering.lower(desc, "t", target=target, variant=variant)
+            assert "Resize" not in _kinds(model), variant
+            assert runtime.create(model, "t", "cpu").run({"InputTensor": x}).tobytes() == want.tobytes()
+
+
+@pytest.mark.parametrize(
+    ("why", "op", "fields"),
+    [
+        ("1 / 3 rounds", "RESAMPLE1", _centred(np.zeros((2, 4), np.float32), [2, 12], LIN, [1, 3])),
+        ("CPU FLOAT16 quiets sNaN", "RESAMPLE1", _centred(np.zeros((3, 4), np.float16), [6, 8], NN, [2, 2])),
+        ("no CUDA INT8", "RESAMPLE1", _centred(np.zeros((3, 4), np.int8), [6, 8], NN, [2, 2])),
+        ("8-bit LINEAR rounds", "RESAMPLE1", _centred(np.zeros((3, 4), np.uint8), [6, 8], LIN, [2, 2])),
+        ("3-D LINEAR", "RESAMPLE1", _centred(np.zeros((2, 3, 4), np.float32), [2, 6, 8], LIN, [1, 2, 2])),
+        ("scale 1: no coordinate", "RESAMPLE1", resample1(np.zeros((4,), np.float32), [4], NN, [1], ([0.0], [-0.5]))),
+        ("ceil", "RESAMPLE2", _centred(np.zeros((3, 4), np.float32), [6, 8], NN, [2, 2], RoundingDirection=INCREASING)),
+    ],
+)
+def test_gather_where_resize_would_differ(why: str, op: str, fields: dict[str, Any]) -> None:
+    desc = make_desc(op, fields)
+    for target in ("portable", "cuda"):
+        assert choices.choose(desc, target, DEFAULT_OPSET) == "gather", why
+        for variant in choices.available(desc, DEFAULT_OPSET, target):
+            assert "Resize" not in _kinds(lowering.lower(desc, "t", target=target, variant=variant)), (why, variant)
+
+
+def test_an_axis_keeping_its_size_takes_no_coordinate() -> None:
+    """Scale 1.1 from 4 elements to 4: DirectML reads floor(x * (1 / 1.1)) = 0 0 1 2 (RESAMPLE2
+    DECREASING at the corners), as ONNX's division would; the CPU EP's Resize (ORT 1.31.1) takes
+    no coordinate on an axis that keeps its size and reads 0 1 2 3. `portable` and `cuda` keep the
+    Gather there."""
+    x = np.arange(4, dtype=np.float32) * 10
+    desc = make_desc("RESAMPLE2", resample1(x, [4], NN, [1.1], ([0.0], [0.0]), RoundingDirection=DECREASING))
+    attrs = resample.resize_attributes(desc)
+    assert attrs is not None and resample.onnx_nearest_indices(4, 4, 1.1, attrs).tolist() == [0, 0, 1, 2]
+    assert ops.MODULES["RESAMPLE2"].reference(desc, {"InputTensor": x}).tolist() == [0, 0, 10, 20]
+    dml_node = runtime.create(lowering.lower(desc, "t", target="dml"), "t", "cpu").run({"InputTensor": x})
+    assert dml_node.tolist() == [0, 10, 20, 30]
+    for target in ("portable", "cuda"):
+        assert choices.choose(desc, target, DEFAULT_OPSET) == "gather"
+
+
+def test_shape_inference_sizes() -> None:
+    """10 * 0.9 is 9 in FLOAT32 (ORT's output size) but 8.99999976 in ONNX's shape inference (the
+    FLOAT32 scale in FLOAT64): no Resize on any target (it failed the lowering's check)."""
+    x = np.arange(10, dtype=np.float32)
+    desc = make_desc("RESAMPLE1", _centred(x, [9], NN, [0.9]))
+    assert resample.resize_attributes(desc) is None
+    want = ops.MODULES["RESAMPLE1"].reference(desc, {"InputTensor": x})
+    for target in ("portable", "cuda", "dml"):
+        model = lowering.lower(desc, "t", target=target)
+        assert "Resize" not in _kinds(model)
+        if target != "dml":
+            assert runtime.create(model, "t", "cpu").run({"InputTensor": x}).tobytes() == want.tobytes()
 
 
 def test_smallest_scale_is_flt_epsilon() -> None:

@@ -1,14 +1,15 @@
 """SCATTER (SCATTER_ELEMENTS) and SCATTER_ND (dml2onnx/ops/scatter.py): the page's example,
-negative and out-of-range indices by hand (as DirectML's API computed them), refusals, and
-property tests against the reference, bit for bit (no duplicate positions: DirectML's order is
-not defined)."""
+negative and out-of-range indices by hand (as DirectML's API computed them), refusals, both
+branches of the `cuda` target's "guarded" candidate, and property tests against the reference,
+bit for bit, the `portable` and the `cuda` graphs (no duplicate positions: DirectML's order is not
+defined)."""
 
 from __future__ import annotations
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_gather import check, run
+from test_gather import check, native_taken, run
 
 from dml2onnx.schema import OPERATORS
 from matrix_scatter import _case
@@ -85,6 +86,30 @@ def test_refusals() -> None:
     assert e.path == ("desc", "UpdatesTensor", "Sizes") and "[2, 4]" in str(e)
 
 
+def test_guarded_both_branches() -> None:
+    """In [-dim, dim): ScatterElements itself; one index outside: the flat lowering (its offset
+    in the next row, or past the input: nothing written). On the CPU EP both branches keep the last
+    of duplicate updates, as the reference does."""
+    fields = {
+        "InputTensor": tensor(F32, [3, 4]),
+        "IndicesTensor": tensor("INT32", [2, 4]),
+        "UpdatesTensor": tensor(F32, [2, 4]),
+        "OutputTensor": tensor(F32, [3, 4]),
+        "Axis": 0,
+    }
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    updates = np.arange(100, 108, dtype=np.float32).reshape(2, 4)
+    for idx, native in (
+        ([[-3, 2, -1, 0], [1, -2, 0, 2]], True),
+        ([[-3, 2, -1, 0], [1, -2, 0, 3]], False),  # 3: past the last row, past the input
+        ([[-4, 2, -1, 0], [1, -2, 0, 2]], False),  # -4: wrapped once to -1, an offset before the input
+        ([[0, 0, 1, 1], [0, 0, 1, 1]], True),  # duplicates
+        ([[0, 0, 1, 1], [0, 0, 1, 4]], False),
+    ):
+        feeds = {"InputTensor": x, "IndicesTensor": np.array(idx, np.int32), "UpdatesTensor": updates}
+        assert native_taken("SCATTER", fields, feeds) == native, idx
+
+
 @SETTINGS
 @given(
     op=st.sampled_from(("SCATTER", "SCATTER_ND")),
@@ -93,10 +118,13 @@ def test_refusals() -> None:
     index_index=st.integers(0, 3),
     outside=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
+    target=st.sampled_from(("portable", "cuda")),
 )
-def test_property_against_reference(op: str, rank: int, type_index: int, index_index: int, outside: bool, seed: int) -> None:
+def test_property_against_reference(
+    op: str, rank: int, type_index: int, index_index: int, outside: bool, seed: int, target: str
+) -> None:
     table = OPERATORS[op].support[0].tensors
     dtype = table["InputTensor"].types[type_index % len(table["InputTensor"].types)]
     case = _case(np.random.default_rng(seed), op, dtype, table["IndicesTensor"].types[index_index], rank, outside)
-    got, ref = run(op, case.fields, case.inputs)
+    got, ref = run(op, case.fields, case.inputs, target)
     assert got.tobytes() == ref.tobytes()

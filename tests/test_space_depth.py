@@ -1,7 +1,8 @@
 """DML_OPERATOR_SPACE_TO_DEPTH(1) and DEPTH_TO_SPACE(1): the pages' examples (both orders), the
 first operators' order (DEPTH_COLUMN_ROW), round trips, BlockSize 1, every type moved bit for bit
 (FLOAT64 NaN payloads, 64-bit integers beyond 2**53), the dml target's DepthToSpace and
-SpaceToDepth nodes, refusals, and properties against the numpy reference."""
+SpaceToDepth nodes, the "native" candidate's nodes on `portable` and `cuda` (FLOAT32, FLOAT64; the
+other types keep the Transpose), refusals, and properties against the numpy reference."""
 
 from __future__ import annotations
 
@@ -11,8 +12,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from onnx import helper
 
-from dml2onnx import dml_ep, dmlapi, lowering, schema
+from dml2onnx import choices, dml_ep, dmlapi, lowering, runtime, schema
+from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.targets import DML_NODE_DOC
 from strategies import SEEDS
 from support import EPS, assert_matches_reference, make_desc, refusal, run_lowered, tensor
@@ -105,6 +108,66 @@ def test_dml_target_nodes(op: str) -> None:
             assert node.doc_string == DML_NODE_DOC
         assert dml_ep.check(model) == []
         assert dml_ep.check(lowering.lower(make_desc(op, fields(op, "UINT64", src, dst, 2, order)), "t")) == []
+
+
+def _nan_payloads(v: np.ndarray, dtype: str) -> np.ndarray:
+    """Each value v as a NaN of `dtype` whose payload is v + 1 (signaling for even v, quiet for odd)."""
+    t = np.dtype(dtype.lower())
+    exponent, quiet = (0x7FF0000000000000, 1 << 51) if t.itemsize == 8 else (0x7F800000, 1 << 22)
+    n = (v.astype(np.uint64) + 1) | exponent | np.where(v % 2 == 1, quiet, 0).astype(np.uint64)
+    return n.astype(np.uint64 if t.itemsize == 8 else np.uint32).view(t)
+
+
+@pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT64"])
+@pytest.mark.parametrize(
+    ("op", "order", "node", "mode"),
+    [
+        ("DEPTH_TO_SPACE", None, "DepthToSpace", "DCR"),
+        ("DEPTH_TO_SPACE1", "DEPTH_COLUMN_ROW", "DepthToSpace", "DCR"),
+        ("DEPTH_TO_SPACE1", "COLUMN_ROW_DEPTH", "DepthToSpace", "CRD"),
+        ("SPACE_TO_DEPTH", None, "SpaceToDepth", None),
+        ("SPACE_TO_DEPTH1", "DEPTH_COLUMN_ROW", "SpaceToDepth", None),
+    ],
+)
+def test_native_node_on_portable_and_cuda(op: str, order: str | None, node: str, mode: str | None, dtype: str) -> None:
+    """`portable` and `cuda` take ONNX's node for FLOAT32 and FLOAT64 (CUDA EP, H100: 1857 GB/s
+    against 1124-1157 for the Transpose); on the CPU EP it moves the page's layout bit for bit
+    (the page's values as NaN payloads, signaling and quiet)."""
+    space = np.array(SPACE[order or "DEPTH_COLUMN_ROW"], np.uint32).reshape(1, 2, 4, 6)
+    floats = _nan_payloads(DEPTH, dtype), _nan_payloads(space, dtype)
+    src, dst = floats if op.startswith("DEPTH") else floats[::-1]
+    desc = make_desc(op, fields(op, dtype, src.shape, dst.shape, 2, order))
+    for target in ("portable", "cuda"):
+        assert choices.choose(desc, target, DEFAULT_OPSET) == "native"
+        model = lowering.lower(desc, "t", target=target)
+        nodes = list(model.graph.node)
+        assert [n.op_type for n in nodes] == [node]
+        assert {a.name: helper.get_attribute_value(a) for a in nodes[0].attribute} == (
+            {"blocksize": 2} | ({"mode": mode.encode()} if mode else {})
+        )
+        if target == "portable":
+            assert dml_ep.check(model) == []
+        got = runtime.create(model, "t", "cpu").run({"InputTensor": src})
+        assert got.tobytes() == dst.tobytes()
+
+
+@pytest.mark.parametrize("dtype", ["FLOAT16", "INT8", "UINT64"])
+def test_other_types_keep_the_transpose(dtype: str) -> None:
+    """Off the dml target "native" is ONNX's node only where the CPU and CUDA EPs have it and move
+    the bits (the CPU EP's FLOAT16 DepthToSpace quiets a signaling NaN): the rest keep the Transpose,
+    which the dml target's node replaces."""
+    desc = make_desc("DEPTH_TO_SPACE1", fields("DEPTH_TO_SPACE1", dtype, (1, 8, 2, 3), (1, 2, 4, 6), 2, "COLUMN_ROW_DEPTH"))
+    for target in ("portable", "cuda"):
+        assert choices.choose(desc, target, DEFAULT_OPSET) == "transpose"
+        kinds = [n.op_type for n in lowering.lower(desc, "t", target=target, variant="native").graph.node]
+        assert "DepthToSpace" not in kinds and "Transpose" in kinds
+    assert "DepthToSpace" in [n.op_type for n in lowering.lower(desc, "t", target="dml").graph.node]
+
+
+def test_space_to_depth_column_row_depth_has_no_native_node() -> None:
+    desc = make_desc("SPACE_TO_DEPTH1", fields("SPACE_TO_DEPTH1", "FLOAT32", (1, 2, 4, 6), (1, 8, 2, 3), 2, "COLUMN_ROW_DEPTH"))
+    assert choices.available(desc, DEFAULT_OPSET) == ("transpose",)
+    assert choices.choose(desc, "cuda", DEFAULT_OPSET) == "transpose"
 
 
 REFUSALS = [

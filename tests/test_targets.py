@@ -35,7 +35,7 @@ def test_static_dml_check_passes_every_case_and_lowering(target: str) -> None:
     refused = {}
     for c in CASES:
         desc = make_desc(c.op, c.fields)
-        for variant in choices.available(desc, DEFAULT_OPSET):
+        for variant in choices.available(desc, DEFAULT_OPSET, target):
             problems = dml_ep.check(lowering.lower(desc, "case", target=target, variant=variant))
             if problems:
                 refused[f"{c.id}-{variant}"] = problems
@@ -202,3 +202,28 @@ def test_dml_target_emits_the_nodes_the_directml_ep_maps_back() -> None:
             kept.add(c.op)
     assert mapped == set(expect)
     assert kept == {"ELEMENT_WISE_CLIP", "ELEMENT_WISE_MODULUS_TRUNCATE"}  # integer CLIP; no 64-bit Mod on the EP
+
+
+def test_cuda_only_candidates_stay_on_the_cuda_target() -> None:
+    """A CUDA_ONLY candidate (an If around a fast path) is offered and chosen on `cuda` alone; asked
+    for on another target it is refused with the reason."""
+    from dml2onnx.errors import UsageError
+
+    desc = make_desc(
+        "CUMULATIVE_SUMMATION",
+        {
+            "InputTensor": {"DataType": "FLOAT32", "Sizes": [2, 128]},
+            "OutputTensor": {"DataType": "FLOAT32", "Sizes": [2, 128]},
+            "Axis": 1,
+            "AxisDirection": "DML_AXIS_DIRECTION_INCREASING",
+            "HasExclusiveSum": False,
+        },
+    )
+    assert "blocked" in choices.available(desc, DEFAULT_OPSET) and "blocked" in choices.available(desc, DEFAULT_OPSET, "cuda")
+    for target in ("portable", "cpu", "dml"):
+        assert "blocked" not in choices.available(desc, DEFAULT_OPSET, target)
+    assert choices.choose(desc, "cuda", DEFAULT_OPSET) == "blocked"
+    assert choices.target_of("CUMULATIVE_SUMMATION", "blocked") == "cuda"
+    with pytest.raises(UsageError, match="does not apply to this DML_CUMULATIVE_SUMMATION on the portable target"):
+        lowering.lower(desc, "t", target="portable", variant="blocked")
+    assert "If" in [n.op_type for n in lowering.lower(desc, "t", target="cuda").graph.node]

@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import onnx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dml2onnx import dml_ep, dmlapi, lowering, runtime
+from dml2onnx import dml_ep, dmlapi, dtypes, lowering, runtime
 from dml2onnx.desc import parse_operator_desc
 from dml2onnx.errors import format_path
 from dml2onnx.targets import DML_NODE_DOC
@@ -174,3 +175,103 @@ def test_directml_settles_k_zeros_and_nan() -> None:
     n = np.array([[1, np.nan, 3, np.inf, -np.inf, np.nan, 3, -0.0, 0.0, -1]], np.float32)
     got = dmlapi.execute(make_desc("TOP_K1", fields("TOP_K1", "FLOAT32", (1, 10), 1, 6)), {"InputTensor": n}).outputs
     assert 0 not in got["OutputIndexTensor"].ravel().tolist()
+
+
+# -- the keys' range: the CUDA EP's TopK pads rows with -FLT_MAX / FLT_MAX (INT64's ends), and a
+# real -inf (+inf) sorted beyond that sentinel (H100: [3, 3, -inf] K=3 gave [3, 3, 3], [0, 1, 0]);
+# rows of 3 run its bitonic kernel, rows of 700 its radix one (aligned to 1024 > 256 threads).
+
+FLT_MAX = float(np.finfo(np.float32).max)
+SENTINEL_ROWS = [
+    # (op, direction, row, K)
+    ("TOP_K", "DECREASING", [3, 3, -np.inf], 3),
+    ("TOP_K1", "INCREASING", [np.inf, 2, np.inf], 3),
+    ("TOP_K1", "INCREASING", [np.inf, 2, np.inf], 2),
+    ("TOP_K1", "DECREASING", [-np.inf, -FLT_MAX, -np.inf, -FLT_MAX], 3),
+    ("TOP_K1", "INCREASING", [-FLT_MAX, -np.inf, -FLT_MAX, -np.inf], 3),
+    ("TOP_K1", "DECREASING", [FLT_MAX, np.inf, np.nan, FLT_MAX, np.inf, np.nan], 3),
+    ("TOP_K1", "DECREASING", [FLT_MAX, np.inf, np.nan, FLT_MAX, np.inf, np.nan], 5),
+    ("TOP_K1", "INCREASING", [np.nan, np.inf, FLT_MAX, np.nan, np.inf, FLT_MAX], 6),
+    ("TOP_K1", "INCREASING", [np.nan, np.inf, FLT_MAX, np.nan, np.inf, FLT_MAX], 3),
+]
+
+
+def _sentinel_row(row: list[float], length: int) -> np.ndarray:
+    """The row, or the row spread over `length` elements among finite filler (1.0, 2.0)."""
+    if length == len(row):
+        return np.array([row], np.float32)
+    out = np.resize(np.array([1.0, 2.0], np.float32), length)
+    out[np.linspace(0, length - 1, len(row)).astype(int)] = row
+    return out[None, :]
+
+
+@EPS
+@pytest.mark.parametrize("length", [0, 700])
+@pytest.mark.parametrize(("op", "direction", "row", "k"), SENTINEL_ROWS)
+def test_infinities_beside_the_sentinel(ep: str, length: int, op: str, direction: str, row: list[float], k: int) -> None:
+    x = _sentinel_row(row, length or len(row))
+    for kk in sorted({k, x.shape[1] - 1} if length else {k}):
+        assert_matches_reference(ep, op, fields(op, "FLOAT32", x.shape, 1, kk, direction), {"InputTensor": x})
+    assert_matches_reference(ep, op, fields(op, "FLOAT32", x.T.shape, 0, k, direction), {"InputTensor": x.T.copy()})
+
+
+def test_infinities_beside_the_sentinel_values() -> None:
+    """The H100's failing case and its neighbours, with the values they must give."""
+    values, index = run("TOP_K", np.array([3, 3, -np.inf], np.float32), 0, 3)
+    assert values.tolist() == [3, 3, -np.inf] and index.tolist() == [0, 1, 2]
+    values, index = run("TOP_K1", np.array([[np.inf, 2, np.inf]], np.float32), 1, 3, "INCREASING")
+    assert values.tolist() == [[2, np.inf, np.inf]] and index.tolist() == [[1, 0, 2]]
+    values, index = run("TOP_K1", np.array([[-np.inf, -FLT_MAX, -np.inf, -FLT_MAX]], np.float32), 1, 3)
+    assert values.tolist() == [[-FLT_MAX, -FLT_MAX, -np.inf]] and index.tolist() == [[1, 3, 0]]
+    x = np.array([[FLT_MAX, np.inf, np.nan, FLT_MAX, np.inf, np.nan]], np.float32)
+    assert run("TOP_K1", x, 1, 5)[1].tolist() == [[2, 5, 1, 4, 0]]
+    assert run("TOP_K1", x, 1, 6, "INCREASING")[1].tolist() == [[0, 3, 1, 4, 2, 5]]
+
+
+@EPS
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint64])
+@pytest.mark.parametrize("direction", ["DECREASING", "INCREASING"])
+@pytest.mark.parametrize("length", [5, 700])
+def test_integer_ends(ep: str, dtype: type, direction: str, length: int) -> None:
+    """The integers' minimum (which the CUDA EP's radix TopK negates) and maximum, both tied,
+    mostly negative or mostly positive rows, K of 1, 3 and all but one."""
+    info = np.iinfo(dtype)
+    rng = np.random.default_rng(length)
+    for pool in ([info.min, info.min + 1, info.min + 1, info.max, 0], [info.max, info.max - 1, info.min, info.min, 5]):
+        x = rng.choice(np.array(pool, dtype), size=(2, length))
+        for k in sorted({1, 3, length - 1}):
+            assert_matches_reference(
+                ep, "TOP_K1", fields("TOP_K1", x.dtype.name.upper(), x.shape, 1, k, direction), {"InputTensor": x}
+            )
+
+
+def _topk_inputs(desc_fields: dict[str, Any], op: str, x: np.ndarray) -> list[np.ndarray]:
+    """The keys every TopK node of the lowered graph ranks (the graph's values, on the CPU EP)."""
+    model = lowering.lower(make_desc(op, desc_fields), "t")
+    names = [n.input[0] for n in model.graph.node if n.op_type == "TopK"]
+    typed = {v.name: v for v in onnx.shape_inference.infer_shapes(model).graph.value_info}
+    model.graph.output.extend(typed[name] for name in names)
+    return list(runtime.create(model, "t", "cpu").run_all({"InputTensor": x}, names).values())
+
+
+@pytest.mark.parametrize("direction", ["DECREASING", "INCREASING"])
+def test_keys_stay_inside_the_sentinels(direction: str) -> None:
+    """No TopK of the graph ranks +-inf, NaN or an integer type's minimum; the FLOAT32 case of the
+    suite (K=8 of rows of 512) ranks FLOAT32, then INT32 keys (the by-run and the ties TopK)."""
+    x = np.random.default_rng(5).choice(_pool(dtypes.FLOAT32, "nan"), size=(4, 512)).astype(np.float32)
+    keys = _topk_inputs(fields("TOP_K1", "FLOAT32", x.shape, 1, 8, direction), "TOP_K1", x)
+    assert [k.dtype for k in keys] == [np.float32, np.int32, np.int32]
+    assert np.isfinite(keys[0]).all() and np.abs(keys[0]).max() == FLT_MAX
+    for dtype in (dtypes.INT32, dtypes.INT64, dtypes.UINT64):
+        xi = np.random.default_rng(6).choice(_pool(dtype), size=(4, 40))
+        key = _topk_inputs(fields("TOP_K1", xi.dtype.name.upper(), xi.shape, 1, 8, direction), "TOP_K1", xi)[0]
+        assert key.min() == np.iinfo(key.dtype).min + 1, dtype  # the pool holds the minimum
+
+
+def test_long_rows_take_int64_positions() -> None:
+    """K * 4 * n above 2**31 (n = 24000, K = 23000): the by-run keys in INT64, the ties' in INT32."""
+    rng = np.random.default_rng(8)
+    x = rng.choice(_pool(dtypes.FLOAT32, "nan"), size=(1, 24000)).astype(np.float32)
+    f = fields("TOP_K1", "FLOAT32", x.shape, 1, 23000, "INCREASING")
+    assert [k.dtype for k in _topk_inputs(f, "TOP_K1", x)] == [np.float32, np.int64, np.int32]
+    assert_matches_reference("cpu", "TOP_K1", f, {"InputTensor": x})

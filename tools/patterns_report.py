@@ -1,6 +1,6 @@
 """docs/patterns.md from benchmarks/patterns.py results (JSON files, later ones win per pattern).
 
-python tools/patterns_report.py benchmarks/results/patterns-*.json
+python tools/patterns_report.py benchmarks/results/patterns-*.json  (the H200 rounds in order, then the H100 round 7)
 """
 
 from __future__ import annotations
@@ -32,6 +32,13 @@ R6, the sixth: LogSoftmax on rows of 1024 with an If that skips subtracting the 
 row's |max| is at most 64 (the warp kernel's error is then under 4e-6): 1.47x faster on such data,
 7% slower on data that needs the subtraction (not adopted yet: docs/benchmarks.md). Its "ties"
 columns for ArgMax use finite data (no NaN): "no" there is a wrong index.
+R7, the seventh (on an NVIDIA H100, part 3's data movement at 64M FLOAT32 elements): TopK in four
+key types (FLOAT32's "ties" no: rows [3, 3, -inf] give a wrong third value, the -inf sorting past
+the kernel's padding; DOUBLE's right), CumSum as MatMuls of 16-64 wide blocks by triangles of ones
+(5x CumSum: adopted behind an If, `blocked`), Gather, GatherElements and ScatterElements as such and
+behind an If on the indices' range (adopted as `guarded`), DepthToSpace against its Transpose (adopted
+as `native`), Tile against Concat and Expand, and Resize nearest and linear against Expand, two 1-D
+Resizes and the 2x linear formula (Resize adopted off the `dml` target where it computes DirectML's).
 The patterns that won became candidates in `dml2onnx/choices.py`; docs/benchmarks.md times those.
 
 Sources: {sources}.
@@ -55,7 +62,8 @@ def main(paths: list[str]) -> None:
         versions.add(data["onnxruntime"])
         for r in data["results"]:
             rows[r["name"]] = r
-    text = HEADER.format(device="NVIDIA H200", ort=", ".join(sorted(versions)), sources=", ".join(f"`{p}`" for p in paths))
+    device = "NVIDIA H200 (rounds 1-6; an H100 for R7)"
+    text = HEADER.format(device=device, ort=", ".join(sorted(versions)), sources=", ".join(f"`{p}`" for p in paths))
     want = {"float32": "[0, 0, 2, 2, 0, 0, 0]", "float16": "[0, 0, 2, 2, 0, 0, 0]"}
     for name, r in rows.items():
         if name.startswith("semantics"):

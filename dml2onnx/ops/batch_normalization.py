@@ -68,9 +68,14 @@ def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     dtype = desc.tensor("InputTensor").data_type
-    # FLOAT16: computed in FLOAT32 and rounded once, but on the dml target's BatchNormalization
-    # (DirectML computes it itself) and where no activation follows (its constants are FLOAT32)
-    native = dtype == dtypes.FLOAT32 or (b.variant == "batch_norm" and b.target.dml_nodes and desc["FusedActivation"] is None)
+    # FLOAT16: computed in FLOAT32 and rounded once, but by BatchNormalization itself on the dml
+    # target (DirectML computes it) where no activation follows (its constants are FLOAT32), and on
+    # the cuda target, whose cuDNN kernel computes FLOAT16 in FLOAT32 and rounds once, where no
+    # activation or RELU follows (RELU of the rounded value is the rounded RELU): the casts around
+    # it were 40% of its time on an H100 (110 of 266 us at 32x256x56x56, benchmarks/results/h100-parts-2026-11-23.md)
+    act = desc["FusedActivation"]
+    half_on_cuda = b.target.name == "cuda" and (act is None or act.schema.name == "ACTIVATION_RELU")
+    native = dtype == dtypes.FLOAT32 or (b.variant == "batch_norm" and ((b.target.dml_nodes and act is None) or half_on_cuda))
 
     def f32(name: str) -> str:
         v = inputs[name]

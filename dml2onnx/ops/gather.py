@@ -22,12 +22,38 @@ takes every fixed-size type; values are moved, never computed). On the `dml` tar
 Gather, GatherElements and GatherND whose indices are in range are the DirectML EP's own GATHER
 operators, but out-of-range indices error on the other EPs' kernels: the flat lowering is kept
 there too (one graph for every EP).
+
+The candidate "guarded" (GATHER, GATHER_ELEMENTS; SCATTER in scatter.py), on the `cuda` target
+only (CUDA_ONLY, choices.py: an If, which the DirectML EP's static check does not follow): an If
+whose condition holds when every index is where ONNX's node and DirectML agree, [-dim, dim) for
+INT32/INT64 and [0, dim) for UINT32/UINT64 (dim: the input's size on Axis), runs the native ONNX
+node (Gather / GatherElements / ScatterElements on Axis, unsigned indices Cast to INT32); any other
+index takes the else branch, the flat lowering, which keeps every out-of-range rule above. Measured
+on an H100 (ORT 1.31.1, CUDA EP), 8x64x256x512 FLOAT32, INT32 indices: GATHER on the channels (64
+indices) flat 318 GB/s, Gather 1939, Gather behind an If 1580 (torch.index_select 2059);
+GATHER_ELEMENTS on the last axis (64M indices) flat 224, GatherElements 2638, behind an If on
+ReduceMin + ReduceMax of the INT32 indices 618 (torch.gather 1176): the condition is the cost. The
+CUDA EP reduces INT32/INT64 by a Cast to FLOAT32, a cuDNN reduction and a Cast back
+(reduction_ops.cc), so those two reductions cast the 64M indices twice, and round them: past
+2**24 an index of dim could read as dim - 1. Here the indices are Cast once, to the narrowest float
+type that holds every integer of [-dim - 1, dim] exactly (GUARD_TYPES: FLOAT32, for dim < 2**24),
+then ReduceMax (and ReduceMin, signed types only) of that, compared with dim (and -dim - 1). A
+Cast to float rounds monotonically, so an index outside the range never lands inside it, and the
+ones inside are exact: the condition is exact both ways. Not FLOAT16, whose Cast writes half the
+bytes: the CUDA EP reduces FLOAT16 by converting it to FLOAT32 first, a pass per reduction (H100,
+ORT 1.31.1, 64M indices: the FLOAT16 guard took 1.04 ms, 404 us of it in those conversions).
+Measured there at 8x64x256x512 FLOAT32 with INT32 indices (benchmarks/results/h100-parts-2026-11-23.md):
+GATHER 964 GB/s (flat 313), GATHER_ELEMENTS 673 (221), SCATTER 610 (242), with the FLOAT16 guard;
+the If copies its branch's result to the graph's output (176 us of GATHER's 463). The candidate applies where
+dim < 2**24 (and the operator has a native node); choose() takes it on the `cuda` target, "flat"
+elsewhere. GATHER_ND/GATHER_ND1 keep "flat" (not measured; the CUDA EP's GatherND takes only
+FLOAT16/32/64 and INT64 data, INT64 indices).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,7 +65,13 @@ from ..errors import ModelError
 from ..schema import OperatorSchema
 from . import common
 
-CANDIDATES = ("flat",)  # choices.py
+CANDIDATES = ("flat", "guarded")  # choices.py
+CUDA_ONLY = ("guarded",)
+# The ONNX node of each operator "guarded" lowers (SCATTER's in scatter.py)
+NATIVE = {"GATHER": "Gather", "GATHER_ELEMENTS": "GatherElements", "SCATTER": "ScatterElements"}
+# The float types the guard compares the indices in, by the dimensions below which every integer
+# of [-dim - 1, dim] is exact in them (indices_in_range); past the last, "guarded" does not apply
+GUARD_TYPES = ((2**24, dtypes.FLOAT32),)
 
 
 # -- shapes and validation -------------------------------------------------------------------
@@ -254,7 +286,88 @@ def outside(b: GraphBuilder, offset: str, n: int) -> str:
     return b.node("Or", [below, above], "outside", "offsets outside the input")
 
 
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    """Every operator takes "flat"; "guarded" those with a native node whose Axis is shorter than
+    GUARD_TYPES' last bound."""
+    if candidate == "flat":
+        return True
+    return desc.schema.name in NATIVE and desc.tensor("InputTensor").sizes[desc["Axis"]] < GUARD_TYPES[-1][0]
+
+
+def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
+    """The native node behind its guard on the `cuda` target, where it applies."""
+    return "guarded" if target == "cuda" and "guarded" in options else "flat"
+
+
+def indices_in_range(desc: OperatorDesc, b: GraphBuilder, indices: str) -> str:
+    """BOOL scalar: every index in [-dim, dim) (signed types) or [0, dim) (unsigned), where ONNX's
+    node and DirectML agree. In a float type (GUARD_TYPES) that holds -dim - 1 .. dim exactly: the
+    Cast rounds larger magnitudes monotonically, onto those bounds or beyond, never into the range."""
+    dim = desc.tensor("InputTensor").sizes[desc["Axis"]]
+    index_type = desc.tensor("IndicesTensor").data_type
+    axes = list(range(desc.tensor("IndicesTensor").rank))
+    ftype = next(t for bound, t in GUARD_TYPES if dim < bound)
+    # one Cast for both reductions (the CUDA EP would Cast integers to FLOAT32 in each)
+    v = b.cast(indices, ftype, "indices_float", f"the indices in {ftype}: order kept, exact up to dim + 1")
+    high = b.reduce("ReduceMax", v, axes, "highest_index", "the largest index", keepdims=False)
+    ok = b.node("Less", [high, b.scalar(dim, ftype, "dim")], "below_dim", "every index < dim")
+    if index_type.is_signed:
+        low = b.reduce("ReduceMin", v, axes, "lowest_index", "the smallest index", keepdims=False)
+        bound = b.scalar(-dim - 1, ftype, "minus_dim_minus_one")
+        above = b.node("Greater", [low, bound], "from_minus_dim", "every index >= -dim")
+        ok = b.node("And", [ok, above], "in_range", "every index in [-dim, dim)")
+    return ok
+
+
+def native_indices(desc: OperatorDesc, b: GraphBuilder, indices: str) -> str:
+    """The indices as the native node takes them (INT32 or INT64): UINT32/UINT64 Cast to INT32,
+    exact under the guard (every index below dim, below 2**24)."""
+    if desc.tensor("IndicesTensor").data_type.is_signed:
+        return indices
+    return b.cast(indices, dtypes.INT32, "indices_int32", "unsigned indices below dim, exactly in INT32")
+
+
+def guarded(
+    desc: OperatorDesc,
+    b: GraphBuilder,
+    inputs: dict[str, str],
+    native: Callable[[GraphBuilder, str], str],
+    flat: Callable[[GraphBuilder], str],
+) -> str:
+    """If every index is in range (indices_in_range), `native(b, indices)` (the ONNX node on the
+    native indices), else `flat(b)`, the lowering that keeps DirectML's out-of-range rules."""
+    indices = inputs["IndicesTensor"]
+    return b.branch(
+        indices_in_range(desc, b, indices),
+        lambda sub: native(sub, native_indices(desc, sub, indices)),
+        flat,
+        desc.tensor("OutputTensor").data_type,
+        "in_range_or_flat",
+        f"{NATIVE[desc.schema.name]} when every index is in range, else the flat lowering",
+    )
+
+
+def _native(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], indices: str) -> str:
+    """GATHER: Gather on Axis with the indices' IndexDimensions as one; GATHER_ELEMENTS:
+    GatherElements (its indices already at the input's rank)."""
+    out, a = desc.tensor("OutputTensor"), desc["Axis"]
+    if desc.schema.name == "GATHER_ELEMENTS":
+        return b.node(
+            "GatherElements", [inputs["InputTensor"], indices], "gather_elements", "each element from its index", axis=a
+        )
+    shape = [math.prod(desc.tensor("IndicesTensor").sizes)] if desc["IndexDimensions"] else []
+    indices = b.reshape(indices, shape, "indices_flat", "the IndexDimensions as one (none: a scalar)")
+    y = b.node("Gather", [inputs["InputTensor"], indices], "gather", "the input's slices at the indices", axis=a)
+    return b.reshape(y, list(out.sizes), "output", "at OutputTensor's Sizes")
+
+
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    if b.variant == "guarded":
+        return guarded(desc, b, inputs, lambda sub, i: _native(desc, sub, inputs, i), lambda sub: _flat(desc, sub, inputs))
+    return _flat(desc, b, inputs)
+
+
+def _flat(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     x, out = desc.tensor("InputTensor"), desc.tensor("OutputTensor")
     n = x.element_count
     offset = offsets(desc, b, inputs["IndicesTensor"])

@@ -35,9 +35,36 @@ The lowerings. "gather": for every axis whose output differs from the input, ind
 tables computed here at lowering time (static shapes) with the FLOAT32 arithmetic above. NEAREST:
 one Gather per axis (a byte move, exact for every type). LINEAR: two Gathers per axis and a + w * (b
 - a) in FLOAT32 (FLOAT16, INT8 and UINT8 cast to FLOAT32 first, cast back at the end: Cast to INT8 /
-UINT8 truncates toward zero), separable, up to 16 taps for 4 axes. "resize" (the `dml` target, where
-resize_attributes finds one): ONNX Resize, which the DirectML EP maps back onto DML_RESAMPLE with the
-desc's scales and offsets (DmlOperatorResize.cpp); elsewhere "gather".
+UINT8 truncates toward zero), separable, up to 16 taps for 4 axes. "resize": one ONNX Resize with
+the desc's scales (applies where resize_attributes finds one; elsewhere "gather"):
+- on the `dml` target the DirectML EP maps it back onto DML_RESAMPLE with the desc's scales and
+  offsets (DmlOperatorResize.cpp), every type;
+- on the others (ort_resize_attributes) the CPU and CUDA EPs run it too, with ONNX's arithmetic,
+  not DirectML's: x_original = (x + 0.5) / scale - 0.5 (half_pixel; x / scale asymmetric) in
+  FLOAT32, a division where DirectML multiplies by the reciprocal, indices clamped to the edges as
+  DirectML does (upsamplebase.h, upsample.cc; cuda/tensor/resize_impl.cu). An axis of scale 1
+  takes no coordinate there (the identity), and on the CPU EP of ORT 1.31.1 neither does an axis
+  that keeps its size (4 to 4 at scale 1.1 reads 0 1 2 3, measured, not floor(x / 1.1) = 0 0 1 2);
+  whether the CUDA EP of 1.31.1 does so too is not known here. So the lowering computes, in
+  FLOAT32 as those kernels do, the EPs' table of every axis and takes Resize only where it is
+  DirectML's (and, on an axis that keeps its size, where DirectML's is the identity): NEAREST the
+  same indices (round_prefer_ceil is std::round / roundf, halves away from zero: after the
+  clamping DirectML's floor(x + 0.5)), LINEAR the same clamped coordinates, so the same taps and
+  weights; ONNX then lerps in another form, dx2 * dy2 * X11 + ... (the CUDA EP with its weights'
+  products, 1 - w rounded), within tolerances.resample's "any form of the lerp". LINEAR needs a 2-D
+  input or a 4-D one whose first two scales are 1 (the EPs' bilinear kernel). Types
+  (RESIZE_TYPES): the three EPs' Resize has FLOAT32 and UINT8 in common (CPU: float, FLOAT16,
+  INT8, UINT8, INT32; CUDA: float, double, half, INT32, UINT8; DirectML: _T15): NEAREST moves
+  FLOAT32 and UINT8 bit for bit (the CPU EP's FLOAT16 Resize quiets a signaling NaN, measured);
+  LINEAR only FLOAT32 (the CUDA EP's FLOAT16 kernel multiplies in FLOAT16; 8-bit results round
+  where DirectML truncates). Where the tables differ (scale 1.7 from 6: DirectML's 4.4999995 is
+  ONNX's 4.5; LINEAR by 3: 1 / 3 rounds), RESAMPLE2 rounds up (ceil) or the rank does not fit,
+  "gather".
+
+The rule (choose, the `portable` and `cuda` targets): "resize" wherever ort_resize_attributes
+holds. On the CUDA EP (H100, ORT 1.31.1, FLOAT32 8x64x128x256 -> 8x64x256x512) NEAREST Resize
+moves 1303 GB/s, "gather" 861-876 (torch 1635; copy 2706); LINEAR Resize 1046 GB/s, "gather"
+176-183 (torch bilinear 1164).
 """
 
 from __future__ import annotations
@@ -56,6 +83,8 @@ from . import common
 
 CANDIDATES = ("gather", "resize")  # choices.py
 DML_PREFERENCE = ("resize",)
+# The types whose Resize the CPU, CUDA and DirectML EPs all compute as DirectML does, by mode
+RESIZE_TYPES = {"nearest": (dtypes.FLOAT32, dtypes.UINT8), "linear": (dtypes.FLOAT32,)}
 ROWS = ("UPSAMPLE_2D", "RESAMPLE", "RESAMPLE1", "RESAMPLE2")
 F32 = np.float32
 MIN_SCALE = F32(2.0**-23)  # FLT_EPSILON: DirectML's smallest scale
@@ -171,7 +200,7 @@ def _linear(desc: OperatorDesc) -> bool:
     return desc["InterpolationMode"] == "LINEAR"
 
 
-# -- the dml target: ONNX Resize -------------------------------------------------------------
+# -- ONNX Resize ------------------------------------------------------------------------------
 
 
 def resize_attributes(desc: OperatorDesc) -> dict[str, str] | None:
@@ -179,8 +208,9 @@ def resize_attributes(desc: OperatorDesc) -> dict[str, str] | None:
     maps back onto this desc exactly, or None. The EP's mode for each axis comes from one
     coordinate_transformation_mode (RESIZE_MODES), its NEAREST rounds halves up (round_prefer_ceil)
     or floors (floor: RESAMPLE2 DECREASING); RESAMPLE2 INCREASING (ceil) has no Resize form.
-    Resize's output is floor(size * scale), which must be the desc's; axes of one element in and
-    out, which the EP squeezes away, take any offsets; DirectML takes at most 4 of the others.
+    Resize's output is floor(size * scale), which must be the desc's (in FLOAT32 as ORT computes
+    it, and in FLOAT64 of the FLOAT32 scale as ONNX's shape inference does); axes of one element in
+    and out, which the EP squeezes away, take any offsets; DirectML takes at most 4 of the others.
     Measured on the DirectML EP (1.24.4 under Wine): exact for every type and mode but
     round_prefer_floor (halves down), which is not used."""
     geom = geometry(desc)
@@ -188,6 +218,8 @@ def resize_attributes(desc: OperatorDesc) -> dict[str, str] | None:
     modes = set()
     for n, o, s, ip, op in zip(x.sizes, out.sizes, *geom, strict=True):
         if not n * s < 2**32 or o != int(F32(n) * F32(s)) or o != math.floor(n * s):
+            return None
+        if o != math.floor(n * float(F32(s))):  # ONNX's shape inference: 10 * 0.9f is 8.99999976, 8
             return None
         if n == 1 and o == 1:
             continue
@@ -202,8 +234,73 @@ def resize_attributes(desc: OperatorDesc) -> dict[str, str] | None:
     return None if nearest is None else attrs | {"mode": "nearest", "nearest_mode": nearest}
 
 
+def onnx_coordinates(out_size: int, scale: float, mode: str) -> np.ndarray:
+    """x_original of every output position as the CPU and CUDA EPs' Resize compute it, in FLOAT32
+    with a division by the scale (upsamplebase.h, resize_impl.cu)."""
+    o, s = np.arange(out_size, dtype=F32), F32(scale)
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
+        if mode == "asymmetric":
+            return (o / s).astype(F32)
+        x = ((o + F32(0.5)) / s).astype(F32)
+        return x if mode == "tf_half_pixel_for_nn" else (x - F32(0.5)).astype(F32)
+
+
+def onnx_nearest_indices(size: int, out_size: int, scale: float, attrs: dict[str, str]) -> np.ndarray | None:
+    """The EPs' NEAREST table where they take a coordinate: std::floor, or std::round / roundf
+    (halves away from zero), clamped. None where a coordinate leaves the EPs' int range."""
+    x = onnx_coordinates(out_size, scale, attrs["coordinate_transformation_mode"]).astype(np.float64)
+    if not np.all(np.abs(x) < 2.0**30):
+        return None
+    i = np.floor(x) if attrs["nearest_mode"] == "floor" else np.sign(x) * np.floor(np.abs(x) + 0.5)
+    return np.clip(i, 0, size - 1).astype(np.int64)
+
+
+def _same_nearest(desc: OperatorDesc, attrs: dict[str, str]) -> bool:
+    """Every axis's DirectML table is the EPs' (the identity too where the axis keeps its size)."""
+    mode = rounding(desc)
+    for _, size, out_size, geom in _axes(desc):
+        want = nearest_indices(size, out_size, geom, mode)
+        got = onnx_nearest_indices(size, out_size, geom[0], attrs)
+        if got is None or not np.array_equal(got, want) or (out_size == size and not _identity(want, size)):
+            return False
+    return True
+
+
+def _same_linear(desc: OperatorDesc, attrs: dict[str, str]) -> bool:
+    """DirectML's clamped coordinates are the EPs' on every axis (the identity too where the axis
+    keeps its size): the same two taps and the same weight. The EPs' bilinear kernel takes a 2-D
+    input or a 4-D one whose first two scales are 1."""
+    scales = geometry(desc)[0]
+    if len(scales) not in (2, 4) or any(F32(s) != 1 for s in scales[:-2]):
+        return False
+    for _, size, out_size, geom in _axes(desc):
+        top = F32(size - 1)
+        with np.errstate(invalid="ignore"):
+            want = np.clip(coordinates(out_size, *geom), F32(0), top)
+        got = np.clip(onnx_coordinates(out_size, geom[0], attrs["coordinate_transformation_mode"]), F32(0), top)
+        if not np.array_equal(got, want) or (out_size == size and not np.array_equal(want, np.arange(size, dtype=F32))):
+            return False
+    return True
+
+
+def ort_resize_attributes(desc: OperatorDesc) -> dict[str, str] | None:
+    """The Resize attributes of resize_attributes where the CPU and CUDA EPs' Resize computes this
+    desc too (the module's docstring), or None."""
+    attrs = resize_attributes(desc)
+    if attrs is None or desc.tensor("InputTensor").data_type not in RESIZE_TYPES[attrs["mode"]]:
+        return None
+    same = _same_linear(desc, attrs) if _linear(desc) else _same_nearest(desc, attrs)
+    return attrs if same else None
+
+
 def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
     return candidate == "gather" or resize_attributes(desc) is not None
+
+
+def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
+    """Resize (NEAREST 1303 GB/s against 861-876, LINEAR 1046 against 176-183 on the CUDA EP)
+    wherever the CPU and CUDA EPs' Resize computes DirectML's tables."""
+    return "resize" if "resize" in options and ort_resize_attributes(desc) is not None else "gather"
 
 
 # -- lowering ---------------------------------------------------------------------------------
@@ -212,11 +309,14 @@ def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     y = inputs["InputTensor"]
     dtype = desc.tensor("InputTensor").data_type
-    attrs = resize_attributes(desc) if b.variant == "resize" and b.target.dml_nodes else None
+    attrs = None
+    if b.variant == "resize":
+        attrs = resize_attributes(desc) if b.target.dml_nodes else ort_resize_attributes(desc)
     if attrs is not None:
         roi = b.const(np.zeros(0, F32), "roi")
         scales = b.const(np.asarray(geometry(desc)[0], F32), "scales")
-        return b.node("Resize", [y, roi, scales], "resize", DML_NODE_DOC, **attrs)
+        doc = DML_NODE_DOC if b.target.dml_nodes else "ONNX Resize: the EPs' tables are DirectML's (checked at lowering)"
+        return b.node("Resize", [y, roi, scales], "resize", doc, **attrs)
     if not _linear(desc):
         mode = rounding(desc)
         for axis, size, out_size, geom in _axes(desc):
@@ -305,13 +405,18 @@ def examples(op: OperatorSchema) -> list[common.Example]:
             elif op.name == "RESAMPLE":
                 ex |= {"ScaleCount": 4, "Scales": [1, 1, 2, 2]}
             else:
-                ex |= {
-                    "DimensionCount": 4,
-                    "Scales": [1, 1, 2, 2],
-                    "InputPixelOffsets": [0.5] * 4,
-                    "OutputPixelOffsets": [-0.5] * 4,
-                }
-                if op.name == "RESAMPLE2":
-                    ex["RoundingDirection"] = "INCREASING"
+                ex |= doubling_at_pixel_centres(rounding=op.name == "RESAMPLE2")
             out.append(ex)
     return out
+
+
+def doubling_at_pixel_centres(rounding: bool) -> common.Example:
+    """The fields of RESAMPLE1/RESAMPLE2 (and their gradients) that double the last two of four
+    dimensions at pixel centres, with a RoundingDirection where the operator has one."""
+    fields: common.Example = {
+        "DimensionCount": 4,
+        "Scales": [1, 1, 2, 2],
+        "InputPixelOffsets": [0.5] * 4,
+        "OutputPixelOffsets": [-0.5] * 4,
+    }
+    return fields | ({"RoundingDirection": "INCREASING"} if rounding else {})

@@ -14,6 +14,15 @@ has at least as many elements as the updates: the DirectML EP refuses fewer), th
 elements (Slice) at OutputTensor's Sizes. Exact for every type (the CUDA EP's ScatterElements and
 Concat take every fixed-size type). The DirectML EP registers ScatterElements only up to opset
 17 (dml_ep_registry): at 18 and later the `portable` graph is refused by the static check.
+
+The candidate "guarded" (SCATTER; SCATTER_ND keeps "flat"), on the `cuda` target only (gather.py
+tells the guard and when choose() takes it): If every index is in [-dim, dim) (signed) or [0, dim)
+(unsigned), ScatterElements on Axis straight into the input, else the flat lowering. Duplicates
+change nothing: both branches are one ScatterElements without reduction, which keeps one of the
+updates to a position (the CPU EP the last, the CUDA EP whichever write lands last), as the flat
+lowering and DirectML do. Measured on an H100 (ORT 1.31.1, CUDA EP), 8x64x256x512 FLOAT32, 64M
+INT32 indices on the last axis: flat 243 GB/s, ScatterElements 1231, behind an If on ReduceMin +
+ReduceMax of the INT32 indices 573 (torch.scatter 872).
 """
 
 from __future__ import annotations
@@ -26,7 +35,10 @@ from ..desc import OperatorDesc
 from ..schema import OperatorSchema
 from . import common, gather
 
-CANDIDATES = ("flat",)  # choices.py
+CANDIDATES = gather.CANDIDATES  # choices.py
+CUDA_ONLY = gather.CUDA_ONLY
+applies = gather.applies
+choose = gather.choose
 
 
 def validate(desc: OperatorDesc) -> None:
@@ -45,6 +57,23 @@ def validate(desc: OperatorDesc) -> None:
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    if b.variant == "guarded":
+        return gather.guarded(desc, b, inputs, lambda sub, i: _native(desc, sub, inputs, i), lambda sub: _flat(desc, sub, inputs))
+    return _flat(desc, b, inputs)
+
+
+def _native(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], indices: str) -> str:
+    """ScatterElements on Axis: the indices and updates already at the input's rank."""
+    return b.node(
+        "ScatterElements",
+        [inputs["InputTensor"], indices, inputs["UpdatesTensor"]],
+        "scatter_elements",
+        "each update at its index (duplicates: one of them)",
+        axis=desc["Axis"],
+    )
+
+
+def _flat(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     x, out, upd = desc.tensor("InputTensor"), desc.tensor("OutputTensor"), desc.tensor("UpdatesTensor")
     n, m = x.element_count, upd.element_count
     offset = gather.offsets(desc, b, inputs["IndicesTensor"])

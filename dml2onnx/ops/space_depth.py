@@ -12,17 +12,27 @@ What the pages leave open, as DirectML's own API showed it: BlockSize 0 is refus
 BlockSize 1 copies; an output of other Sizes or DataType is refused; every type (FLOAT64, the
 64-bit integers beyond 2**53 included) is moved bit for bit.
 
-The lowering ("transpose"): Reshape to 6-D, one Transpose, Reshape back: exact for every type
-(the CPU, CUDA and DirectML EPs register Reshape and Transpose for all of them). On the `dml`
-target, ONNX DepthToSpace (DCR or CRD) and SpaceToDepth (DCR order only), which the DirectML EP
-maps back onto DML_DEPTH_TO_SPACE1 / DML_SPACE_TO_DEPTH1 (DmlOperatorDepthToSpace.cpp,
-DmlOperatorSpaceToDepth.cpp; every type there, _T6 of dml_ep_registry).
+The lowerings (byte moves, exact). "transpose": Reshape to 6-D, one Transpose, Reshape back: every
+type (the CPU, CUDA and DirectML EPs register Reshape and Transpose for all of them). "native": ONNX
+DepthToSpace (DCR or CRD, the desc's Order) or SpaceToDepth (DCR order only: SPACE_TO_DEPTH1 with
+COLUMN_ROW_DEPTH keeps "transpose"). The DirectML EP maps them back onto DML_DEPTH_TO_SPACE1 /
+DML_SPACE_TO_DEPTH1 (DmlOperatorDepthToSpace.cpp, DmlOperatorSpaceToDepth.cpp; every type there,
+_T6 of dml_ep_registry): the `dml` target emits them (DML_PREFERENCE). Elsewhere "native" takes
+FLOAT32 and FLOAT64 only (NATIVE_TYPES), "transpose" the others: the CUDA EP registers the two ops
+for float, double and MLFloat16 (cuda/tensor/space_depth_ops.cc), the CPU EP (ORT 1.31.1) for
+float, double, FLOAT16, INT8 and UINT8, and its FLOAT16 kernels quiet a signaling NaN (0x7D01
+becomes 0x7F01, measured), as its Tile and Pad do.
+
+The rule (choose, the `portable` and `cuda` targets): "native" where it applies to the type. On
+the CUDA EP (H100, ORT 1.31.1, FLOAT32 8x64x256x512, DEPTH_TO_SPACE1 BlockSize 2) DepthToSpace
+(CRD) moves 1857 GB/s, "transpose" 1124-1157 GB/s (torch.pixel_shuffle 2057; copy 2706).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..errors import ModelError
@@ -30,7 +40,10 @@ from ..schema import OperatorSchema
 from ..targets import DML_NODE_DOC
 from . import common
 
-CANDIDATES = ("transpose",)  # choices.py
+CANDIDATES = ("transpose", "native")  # choices.py
+DML_PREFERENCE = ("native",)  # the DirectML EP maps DepthToSpace / SpaceToDepth onto the operators
+# The types whose DepthToSpace / SpaceToDepth the CPU, CUDA and DirectML EPs all move bit for bit
+NATIVE_TYPES = (dtypes.FLOAT32, dtypes.FLOAT64)
 ROWS = ("SPACE_TO_DEPTH", "SPACE_TO_DEPTH1", "DEPTH_TO_SPACE", "DEPTH_TO_SPACE1")
 
 
@@ -85,14 +98,31 @@ def _perms(mode: str) -> tuple[list[int], list[int]]:
     return to_space, to_depth
 
 
+def _native_form(desc: OperatorDesc) -> bool:
+    """Whether ONNX has the operator's layout: DepthToSpace has DCR and CRD, SpaceToDepth DCR only."""
+    return _to_space(desc) or order(desc) == "DEPTH_COLUMN_ROW"
+
+
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    return candidate == "transpose" or _native_form(desc)
+
+
+def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
+    """One ONNX node (1857 GB/s against 1124-1157 on the CUDA EP) where every EP of the target moves the type."""
+    native = "native" in options and desc.tensor("InputTensor").data_type in NATIVE_TYPES
+    return "native" if native else "transpose"
+
+
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     x = inputs["InputTensor"]
     bs, mode, out = desc["BlockSize"], order(desc), desc.tensor("OutputTensor").sizes
-    if b.target.dml_nodes and (_to_space(desc) or mode == "DEPTH_COLUMN_ROW"):
+    typed = b.target.dml_nodes or desc.tensor("InputTensor").data_type in NATIVE_TYPES
+    if b.variant == "native" and _native_form(desc) and typed:  # else the Transpose below
+        doc = DML_NODE_DOC if b.target.dml_nodes else "ONNX's own node: a move, bit for bit on every EP for the type"
         if _to_space(desc):
             onnx_mode = "DCR" if mode == "DEPTH_COLUMN_ROW" else "CRD"
-            return b.node("DepthToSpace", [x], "depth_to_space", DML_NODE_DOC, blocksize=bs, mode=onnx_mode)
-        return b.node("SpaceToDepth", [x], "space_to_depth", DML_NODE_DOC, blocksize=bs)
+            return b.node("DepthToSpace", [x], "depth_to_space", doc, blocksize=bs, mode=onnx_mode)
+        return b.node("SpaceToDepth", [x], "space_to_depth", doc, blocksize=bs)
     to_space, to_depth = _perms(mode)
     if _to_space(desc):
         n, cin, h, w = desc.tensor("InputTensor").sizes

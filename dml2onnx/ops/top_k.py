@@ -13,19 +13,43 @@ What the pages leave open, as DirectML's own API computed it (README: TOP_K):
   INCREASING, several NaNs tied (ascending index).
 
 The lowering ("ranked"): every element gets an order key of a type every EP's TopK has (the
-DirectML EP has no DOUBLE TopK): FLOAT32 (FLOAT16 converted exactly) with NaN as +inf, or INT64
-(UINT64 biased by 2**63 modulo 2**64); for floats a NaN flag orders NaN and +inf where their
-keys tie. ONNX TopK on the keys gives their sorted values; the EPs' TopK need not keep tied
+DirectML EP has no DOUBLE TopK): FLOAT32 (FLOAT16 converted exactly) clamped to [-FLT_MAX,
+FLT_MAX] with NaN as FLT_MAX; INT32 for INT32 and the integers of up to 16 bits; INT64 for
+INT64, UINT32 (minus 2**31) and UINT64 (biased by 2**63 modulo 2**64); 32- and 64-bit keys
+raised to the type's minimum + 1. The classes that then share a key are ordered by a small
+integer `sub`: largest first NaN > +inf > FLT_MAX, -FLT_MAX > -inf, MIN + 1 > MIN (the reverse
+for smallest). ONNX TopK on the keys gives their sorted values; the EPs' TopK need not keep tied
 indices in order (the CUDA EP's does not, docs/gpu-report.md), so the indices are rebuilt from
-unique INT64 keys, which any TopK ranks exactly: the c elements strictly better than the K-th key
-keep TopK's positions, reordered by (run of equal keys, NaN flag, index) with a TopK over K; the
-other K - c positions are the first ties of the K-th key by (NaN flag, index), a TopK over the
-axis. OutputValueTensor is GatherElements of the input at those indices (bit for bit). Three
-TopK in all. On the `dml` target the node is ONNX TopK itself, which the DirectML EP maps back
-onto TOP_K1 (DmlOperatorTopK.cpp), NaN order then DirectML's.
-"""
+unique integer keys, which any TopK ranks exactly: the c elements strictly better than the K-th
+key keep TopK's positions, reordered by (run of equal keys, sub, index) with a TopK over K; the
+other K - c positions are the first ties of the K-th key by (sub, index), a TopK over the axis.
+OutputValueTensor is GatherElements of the input at those indices (bit for bit). Three TopK in
+all. On the `dml` target the node is ONNX TopK itself, which the DirectML EP maps back onto
+TOP_K1 (DmlOperatorTopK.cpp), NaN order then DirectML's.
+
+Why the clamping (H100, ORT 1.31.1): the CUDA EP's TopK (core/providers/cuda/math/topk_impl.cuh)
+pads a row to a power of two with NumericLimits Lowest() / Max() (-FLT_MAX / FLT_MAX, INT64's
+ends) in its bitonic kernel (rows of up to 256) and the radix kernel's final sort, and a real -inf
+(+inf when smallest) sorts beyond that sentinel: TOP_K of [3, 3, -inf], K=3, gave the indices
+[0, 1, 0]. Its radix kernel also negates the row (sign * x) to find a K-th smallest among
+negatives, which wraps an integer minimum. Inside the sentinels every key is a real one's: a
+sentinel can only tie the worst key, so it appears (if at all) where the K-th key's value is, and
+TopK's own indices are used only for the c keys strictly better than the K-th. DOUBLE keys would
+be right as well, but the DOUBLE TopK takes 23 ms where FLOAT32's takes 9.5.
+
+Speed (H100, ORT 1.31.1; TOP_K1 K=8 of each row of 512, 131072 rows, FLOAT32): 43 ms before
+(torch.topk: 3.4 ms), most of it the two position TopKs on INT64 keys (a bare INT64 TopK: 20 ms,
+INT32: 8 ms, FLOAT32: 9.5 ms) and full-size INT64 arithmetic. The position keys are now INT32
+wherever they fit (`position_type`): ties' keys are below (s + 1) * n and the by-run keys below
+K * s * n + K (s the number of classes: 4 for floats, 2 for the 32- and 64-bit integers, 1 for
+the others), so INT32 up to n = 23170 for every K of floats (4n**2 + n < 2**31) and longer rows
+for smaller K; c comes from the K sorted keys instead of a full-size count, and the NaN and
+infinity classes are written straight as sub * n. Every EP registers TopK on INT32 (CPU: float,
+double, int32, int64; CUDA: every fixed-size type; DirectML: every type but DOUBLE)."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -70,28 +94,82 @@ def validate(desc: OperatorDesc) -> None:
 
 # -- lowering ---------------------------------------------------------------------------------
 
+_FLT_MAX = float(np.finfo(np.float32).max)
+# The classes of elements that may share one order key (clamped to the key type's range), best
+# first when largest: NaN, above the key (+inf), equal to it, below it (-inf; an integer's minimum).
+_CLASSES = ("nan", "above", "equal", "below")
 
-def order_key(b: GraphBuilder, x: str, dtype: dtypes.DataType) -> tuple[str, str | None]:
-    """A key of the same order as the values, in a type every EP's TopK ranks (FLOAT32 or INT64),
-    and for floats the NaN flag: NaN's key is +inf's, the flag orders the two."""
+
+@dataclass(frozen=True)
+class OrderKey:
+    key: str  # FLOAT32, INT32 or INT64, never beyond the sentinels the CUDA EP's TopK pads rows with
+    value: str | None = None  # what `key` was clamped from (None: no clamping), of key's type
+    nan: str | None = None  # the NaN flag of floats
+    above: bool = False  # whether `value` may lie above `key` (+inf)
+    below: bool = False  # whether `value` may lie below `key` (-inf, an integer's minimum)
+
+    def classes(self, largest: int) -> tuple[str, ...]:
+        """The classes that share a key here, best first."""
+        present = {"nan": self.nan is not None, "above": self.above, "equal": True, "below": self.below}
+        ordered = tuple(c for c in _CLASSES if present[c])
+        return ordered if largest else ordered[::-1]
+
+
+def _clamp_low(b: GraphBuilder, value: str, dtype: dtypes.DataType) -> OrderKey:
+    """An integer key above the type's minimum, which the CUDA EP's radix TopK negates (sign * x)
+    and so loses; the minimum becomes a `below` class of the next key."""
+    low = b.scalar(int(np.iinfo(dtype.numpy).min) + 1, dtype, "key_min")
+    key = b.node("Max", [value, low], "key", f"at least {dtype}'s minimum + 1: the minimum is never negated")
+    return OrderKey(key, value, below=True)
+
+
+def order_key(b: GraphBuilder, x: str, dtype: dtypes.DataType) -> OrderKey:
+    """A key of the same order as the values, up to the classes that share one key (ranked by
+    `OrderKey.classes`), in a type every EP's TopK ranks: FLOAT32 within [-FLT_MAX, FLT_MAX]
+    (the CUDA EP pads its rows with -FLT_MAX / FLT_MAX, beyond which +-inf would sort), INT32 for
+    integers of up to 16 bits and INT32 itself (a bare INT32 TopK: 8 ms, INT64: 20 ms on the
+    suite's case), INT64 for the others."""
     if dtype.is_float:
         wide = x if dtype == dtypes.FLOAT32 else b.cast(x, dtypes.FLOAT32, "as_float", f"{dtype} values are exact in FLOAT32")
+        top = b.scalar(_FLT_MAX, dtypes.FLOAT32, "flt_max")
+        clipped = b.node("Clip", [wide, b.scalar(-_FLT_MAX, dtypes.FLOAT32, "flt_lowest"), top], "clipped", "+-inf as +-FLT_MAX")
         nan = b.node("IsNaN", [wide], "is_nan", "NaN ranks above +inf")
-        inf = b.scalar(np.inf, dtypes.FLOAT32, "inf")
-        return b.node("Where", [nan, inf, wide], "key", "NaN as +inf; the NaN flag orders the two"), nan
+        key = b.node("Where", [nan, top, clipped], "key", "NaN as FLT_MAX; the classes order NaN, +inf and FLT_MAX")
+        return OrderKey(key, wide, nan, above=True, below=True)
     if dtype == dtypes.UINT64:
         biased = b.node("Sub", [x, b.scalar(2**63, dtypes.UINT64, "bias")], "biased", "x - 2**63 modulo 2**64")
-        return b.cast(biased, dtypes.INT64, "key", "the same bits as INT64: unsigned order becomes signed order"), None
-    if dtype == dtypes.INT64:
-        return x, None
-    wide = b.cast(x, dtypes.INT64, "key" if dtype != dtypes.UINT32 else "as_int64", f"{dtype} values are exact in INT64")
+        signed = b.cast(biased, dtypes.INT64, "signed", "the same bits as INT64: unsigned order becomes signed order")
+        return _clamp_low(b, signed, dtypes.INT64)
+    if dtype in (dtypes.INT64, dtypes.INT32):
+        return _clamp_low(b, x, dtype)
     if dtype == dtypes.UINT32:
         # moved into INT32's range: the DirectML EP ranks INT64 keys of 2**31 and more wrongly
         # (UINT32 4294967295 below 0 on the DirectML EP under Wine), INT64 keys within it rightly
-        return b.node(
-            "Sub", [wide, b.scalar(2**31, dtypes.INT64, "half")], "key", "x - 2**31: the same order in INT32's range"
-        ), None
-    return wide, None
+        wide = b.cast(x, dtypes.INT64, "as_int64", "UINT32 values are exact in INT64")
+        return OrderKey(b.node("Sub", [wide, b.scalar(2**31, dtypes.INT64, "half")], "key", "x - 2**31: INT32's range"))
+    return OrderKey(b.cast(x, dtypes.INT32, "key", f"{dtype} values are exact in INT32, above its minimum"))
+
+
+def _sub_n(b: GraphBuilder, ok: OrderKey, classes: tuple[str, ...], n: int, dtype: dtypes.DataType) -> str | None:
+    """sub * n, sub being the element's class' rank among `classes` (0 the best); None for one class."""
+    if len(classes) == 1:
+        return None
+    rank = {c: i * n for i, c in enumerate(classes)}
+    sub = b.scalar(rank["equal"], dtype, "sub_equal")
+    assert ok.value is not None
+    for cls, op in (("below", "Less"), ("above", "Greater")):
+        if cls in rank:
+            flag = b.node(op, [ok.value, ok.key], f"is_{cls}", f"{cls} the key (clamped)")
+            sub = b.node("Where", [flag, b.scalar(rank[cls], dtype, f"sub_{cls}_n"), sub], f"sub_{cls}", f"{cls}: its rank * n")
+    if ok.nan is not None:
+        sub = b.node("Where", [ok.nan, b.scalar(rank["nan"], dtype, "sub_nan_n"), sub], "sub_n", "NaN: its rank * n")
+    return sub
+
+
+def position_type(bound: int) -> dtypes.DataType:
+    """INT32 for keys made of positions that stay below `bound` where it fits in INT32 (the CUDA
+    EP's TopK on INT32 takes 8 ms where INT64 takes 20, H100, ORT 1.31.1), else INT64."""
+    return dtypes.INT32 if bound <= 2**31 - 1 else dtypes.INT64
 
 
 def _top(b: GraphBuilder, x: str, k: int, axis: int, largest: int, step: str, doc: str) -> tuple[str, str]:
@@ -101,6 +179,16 @@ def _top(b: GraphBuilder, x: str, k: int, axis: int, largest: int, step: str, do
     return values, index
 
 
+def _along(b: GraphBuilder, size: int, axis: int, rank: int, dtype: dtypes.DataType, step: str, offset: int = 0) -> str:
+    """offset, offset + 1, ... offset + size - 1 along `axis` (broadcast over the others)."""
+    shape = [size if i == axis else 1 for i in range(rank)]
+    return b.const((np.arange(size, dtype=np.int64) + offset).astype(dtype.numpy).reshape(shape), step)
+
+
+def _as_int64(b: GraphBuilder, x: str, dtype: dtypes.DataType, step: str) -> str:
+    return x if dtype == dtypes.INT64 else b.cast(x, dtypes.INT64, step, "as INT64 (K positions)")
+
+
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> dict[str, str]:
     t = desc.tensor("InputTensor")
     x, axis, k, largest = inputs["InputTensor"], desc["Axis"], desc["K"], int(decreasing(desc))
@@ -108,54 +196,58 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> dict[s
     if b.target.dml_nodes:
         values, index = _top(b, x, k, axis, largest, "topk", DML_NODE_DOC)
         return {"OutputValueTensor": values, "OutputIndexTensor": b.cast(index, index_type, "index_type", "the index type")}
-    n = t.sizes[axis]
-    i64 = dtypes.INT64
-    key, nan = order_key(b, x, t.data_type)
-    # sub: 0 or 1, orders +inf and NaN (equal keys): NaN first when largest, last when smallest
-    sub = None
-    if nan is not None:
-        sub = b.cast(nan if not largest else b.node("Not", [nan], "not_nan", "not NaN"), i64, "sub", "+inf against NaN")
-    top, first = _top(b, key, k, axis, largest, "topk", "the sorted keys (tied indices in any order)")
+    n, rank, i64 = t.sizes[axis], t.rank, dtypes.INT64
+    ok = order_key(b, x, t.data_type)
+    classes = ok.classes(largest)
+    s = len(classes)
+    # tie keys below (s + 1) * n (sub * n + index, s * n + index elsewhere)
+    tie_type = position_type((s + 1) * n)
+    sub_n = _sub_n(b, ok, classes, n, tie_type)
+    top, first = _top(b, ok.key, k, axis, largest, "topk", "the sorted keys (tied indices in any order)")
     kth = b.slice(top, [axis], [k - 1], [k], "kth", "the K-th key")
-    better = b.node("Greater" if largest else "Less", [key, kth], "better", "strictly better than the K-th key")
-    count = b.reduce("ReduceSum", b.cast(better, i64, "better_i64", "1 where better"), [axis], "better_count", "c")
-    positions = b.i64(np.arange(k).reshape([k if i == axis else 1 for i in range(t.rank)]), "positions")
-    early = b.node("Less", [positions, count], "early", "one of the c strictly better elements")
+    # The c keys strictly better than the K-th are the first c of the sorted `top`: real elements
+    # (a padding sentinel of the CUDA EP's TopK ranks last and can only tie the K-th key), so
+    # only there are `first`'s indices used.
+    early = b.node("Greater" if largest else "Less", [top, kth], "early", "one of the c strictly better elements")
+    count = b.reduce("ReduceSum", b.cast(early, i64, "early_i64", "1 where better"), [axis], "better_count", "c")
+    positions = _along(b, k, axis, rank, i64, "positions")
     # The first c positions: TopK's, reordered by (run of equal keys, sub, index): TopK over
-    # unique keys ((run * 2 + sub) * n + index), the later positions after them all.
+    # unique keys ((run * s + sub) * n + index, below k * s * n), the later positions after them.
     head = first
     if k > 1:
+        run_type = position_type(k * s * n + k)
         nxt = b.slice(top, [axis], [1], [k], "next", "keys 1..K-1")
         same = b.node("Equal", [nxt, b.slice(top, [axis], [0], [k - 1], "prev", "keys 0..K-2")], "same", "as the key before")
-        step = b.cast(b.node("Not", [same], "new_run", "a new run of equal keys"), i64, "new_run_i64", "1 at a run's start")
-        zero = b.filled([1 if i == axis else s for i, s in enumerate(t.sizes)], 0, np.int64, "run0", "the first run")
+        step = b.cast(b.node("Not", [same], "new_run", "a new run of equal keys"), run_type, "new_run_int", "1 at a run's start")
+        zero = b.filled([1 if i == axis else size for i, size in enumerate(t.sizes)], 0, run_type.numpy, "run0", "the first run")
         starts = b.node("Concat", [zero, step], "starts", "run starts", axis=axis)
         runs = b.node("CumSum", [starts, b.i64(axis, "axis")], "runs", "each position's run")
-        runs = b.node("Mul", [runs, b.scalar(2, i64, "two")], "runs2", "run * 2")
-        if sub is not None:
-            picked = b.node("GatherElements", [sub, first], "picked_sub", "sub of each selected element", axis=axis)
-            runs = b.node("Add", [runs, picked], "runs_sub", "run * 2 + sub")
-        run_key = b.node("Mul", [runs, b.scalar(n, i64, "n")], "run_n", "(run * 2 + sub) * n")
-        run_key = b.node("Add", [run_key, first], "run_key", "(run * 2 + sub) * n + index")
-        late = b.node("Add", [positions, b.scalar((2 * k + 2) * n, i64, "after")], "late", "after every run key")
+        run_key = b.node("Mul", [runs, b.scalar(s * n, run_type, "sn")], "run_sn", "run * s * n")
+        if sub_n is not None:
+            picked = b.node("GatherElements", [sub_n, first], "picked_sub", "sub * n of each selected element", axis=axis)
+            if tie_type != run_type:
+                picked = b.cast(picked, run_type, "picked_sub_wide", "as the run keys' type")
+            run_key = b.node("Add", [run_key, picked], "runs_sub", "(run * s + sub) * n")
+        first_run = first if run_type == i64 else b.cast(first, run_type, "first_int", "indices below n")
+        run_key = b.node("Add", [run_key, first_run], "run_key", "(run * s + sub) * n + index")
+        late = _along(b, k, axis, rank, run_type, "late", k * s * n)
         run_key = b.node("Where", [early, run_key, late], "unique_key", "unique: better ones first, by run, sub, index")
         ordered = _top(b, run_key, k, axis, 0, "by_run", "ascending (run, sub, index)")[0]
-        head = b.remainder(ordered, b.scalar(n, i64, "n_mod"), "head", "the index of each better element")
-    # The later positions: the first occurrences of the K-th key, by (sub, index): TopK over
-    # unique keys (sub * n + index for the ties, 2n + index elsewhere).
-    index = b.i64(np.arange(n).reshape([n if i == axis else 1 for i in range(t.rank)]), "indices")
-    tied = b.node("Equal", [key, kth], "tied", "equal to the K-th key")
-    tie_key = (
-        index
-        if sub is None
-        else b.node(
-            "Add", [b.node("Mul", [sub, b.scalar(n, i64, "n_sub")], "sub_n", "sub * n"), index], "sub_key", "sub * n + index"
-        )
-    )
-    elsewhere = b.node("Add", [index, b.scalar(2 * n, i64, "n_after")], "elsewhere", "2n + index")
-    tie_key = b.node("Where", [tied, tie_key, elsewhere], "tie_key", "ties first, by sub and index")
+        head = b.remainder(ordered, b.scalar(n, run_type, "n_mod"), "head", "the index of each better element")
+        head = _as_int64(b, head, run_type, "head_i64")
+    # The later positions: the first occurrences of the K-th key by (sub, index): TopK over
+    # unique keys (sub * n + index for the ties, s * n + index elsewhere).
+    index = _along(b, n, axis, rank, tie_type, "indices")
+    tied = b.node("Equal", [ok.key, kth], "tied", "equal to the K-th key")
+    if sub_n is None:
+        after = _along(b, n, axis, rank, tie_type, "after", n)
+        tie_key = b.node("Where", [tied, index, after], "tie_key", "ties first by index, n + index elsewhere")
+    else:
+        tie_sub = b.node("Where", [tied, sub_n, b.scalar(s * n, tie_type, "sn_after")], "tie_sub", "sub * n, s * n elsewhere")
+        tie_key = b.node("Add", [tie_sub, index], "tie_key", "ties first, by sub and index")
     ties = _top(b, tie_key, k, axis, 0, "ties", "the first K ties by (sub, index)")[0]
-    ties = b.remainder(ties, b.scalar(n, i64, "n_ties"), "tie_index", "the ties' indices")
+    ties = b.remainder(ties, b.scalar(n, tie_type, "n_ties"), "tie_index", "the ties' indices")
+    ties = _as_int64(b, ties, tie_type, "tie_index_i64")
     zero_i = b.scalar(0, i64, "zero")
     at = b.node("Max", [b.node("Sub", [positions, count], "tie_at", "position - c"), zero_i], "tie_pos", "clamped at 0")
     tail = b.node("GatherElements", [ties, at], "tail", "the (position - c)-th tie", axis=axis)
