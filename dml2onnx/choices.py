@@ -10,6 +10,9 @@ operator's module (dml2onnx/ops/) owns its candidates and its rule:
 - `CUDA_ONLY` (optional): candidates built for the `cuda` target alone, whose graphs hold nodes
   checked on the CUDA and CPU EPs only (an If guarding a fast path: the DirectML EP's static check
   does not follow subgraphs); the other targets never see them.
+- `DML_ONLY` (optional): candidates built for the `dml` target alone: ONNX nodes whose meaning on
+  the DirectML EP is DirectML's own operator, where other EPs' kernels differ or refuse the data
+  (Gather with an index out of range). The DirectML EP matrix (make test-dml) runs them.
 - `DML_PREFERENCE` (optional): on the `dml` target, the candidates whose ONNX node the DirectML EP
   turns back into one DirectML operator (LayerNormalization -> MEAN_VARIANCE_NORMALIZATION1, ...),
   best first; the first that applies is taken.
@@ -48,13 +51,19 @@ def available(desc: OperatorDesc, opset: int, target: str | None = None) -> tupl
     """The candidates that apply to this desc (on `target`; every target's when None)."""
     module = _module(desc.schema.name)
     applies = getattr(module, "applies", None)
-    cuda_only = () if target in (None, "cuda") else getattr(module, "CUDA_ONLY", ())
-    return tuple(c for c in module.CANDIDATES if c not in cuda_only and (applies is None or applies(desc, c, opset)))
+    hidden = (() if target in (None, "cuda") else getattr(module, "CUDA_ONLY", ())) + (
+        () if target in (None, "dml") else getattr(module, "DML_ONLY", ())
+    )
+    return tuple(c for c in module.CANDIDATES if c not in hidden and (applies is None or applies(desc, c, opset)))
 
 
 def target_of(op: str, candidate: str) -> str:
-    """The target a test builds a candidate for: `cuda` for CUDA_ONLY ones, else `portable`."""
-    return "cuda" if candidate in getattr(_module(op), "CUDA_ONLY", ()) else "portable"
+    """The target a test builds a candidate for: `cuda` for CUDA_ONLY ones, `dml` for DML_ONLY
+    ones, else `portable`."""
+    module = _module(op)
+    if candidate in getattr(module, "CUDA_ONLY", ()):
+        return "cuda"
+    return "dml" if candidate in getattr(module, "DML_ONLY", ()) else "portable"
 
 
 def choose(desc: OperatorDesc, target: str, opset: int) -> str:

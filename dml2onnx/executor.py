@@ -9,7 +9,7 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from . import files, lowering, runtime
+from . import files, lowering, resources, runtime
 from .builder import DEFAULT_OPSET
 from .dxdispatch import Dispatch, Model, Print, WriteFile
 from .errors import ModelError, RuntimeFailure, format_path
@@ -41,6 +41,12 @@ def write_tensor(buffer: bytearray, offset: int, tensor: TensorDesc, values: np.
 def _check_target(cmd: WriteFile, allow_any_path: bool) -> None:
     """A writeFile's target, checked before any command runs: inside the current folder unless
     allowed elsewhere, and nothing there that only a regular file may replace."""
+    if Path(cmd.target).suffix.lower() in resources.IMAGE_SUFFIXES:
+        # DxDispatch encodes an image there; raw floats under an image's name would mislead
+        raise ModelError(
+            cmd.path + ("targetPath",),
+            f"writing an image ({Path(cmd.target).suffix}) is not supported by dml2onnx yet: name a .npy or raw file",
+        )
     try:
         files.refuse_outside(cmd.target, allow_any_path)
         files.writable_target(cmd.target)
@@ -138,7 +144,7 @@ class Executor:
             out, _ = cmd.binding(field, d)
             write_tensor(self.buffers[out.resource], out.offset, d.desc.tensor(field), value)
         self.results.append((cmd.dispatchable, result))
-        self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iterations, {ms:.4f} ms ({self.ep_name})\n")
+        self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iteration, {ms:.4f} ms ({self.ep_name})\n")
 
     def resource_values(self, name: str, count: int | None = None) -> np.ndarray:
         res = self.model.resources[name]

@@ -27,6 +27,10 @@ from .jsonvalues import (
 )
 
 _KEYS = ("initialValuesDataType", "initialValues", "sizeInBytes", "initialValuesOffsetInBytes")
+# Image files, which DxDispatch decodes (initializers, resampleSize/resampleMode) and encodes
+# (writeFile): not supported yet, refused by name rather than read or written as raw bytes
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
+IMAGE_KEYS = ("resampleSize", "resampleMode")
 _DATA_TYPES = {t.name: t.numpy for t in dtypes.ALL} | {"UNKNOWN": None}
 
 
@@ -61,6 +65,9 @@ def _limit() -> str:
 
 def parse_resource(name: str, value: Any, path: JsonPath, model_dir: Path) -> Resource:
     obj = expect_object(value, path)
+    for key in IMAGE_KEYS:
+        if key in obj:
+            raise ModelError(path + (key,), "image initializers are not supported by dml2onnx yet")
     reject_unknown_keys(obj, _KEYS, path, "a buffer resource")
     dtype: dtypes.DataType | None = None
     if "initialValuesDataType" in obj:
@@ -223,7 +230,7 @@ def _file_bytes(source: str, dtype: dtypes.DataType | None, p: JsonPath, model_d
     try:
         files.check_name(source)
         path = _resolve(source, model_dir)
-        if path.suffix.lower() in (".jpg", ".jpeg", ".png"):
+        if path.suffix.lower() in IMAGE_SUFFIXES:
             raise ModelError(sp, "image initializers are not supported by dml2onnx")
         raw = files.read_regular(path, limits.max_bytes() + _NPY_MAX_HEADER, f"the {_limit()}", label=source)
     except files.PathRefused as e:

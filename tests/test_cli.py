@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -78,6 +79,7 @@ def test_run_prints_and_writes_npy_and_raw(tmp_path: Path, monkeypatch: pytest.M
     assert np.load(tmp_path / "flat.npy").shape == (12,)
     assert (tmp_path / "out.bin").read_bytes() == expected.tobytes()
     assert "written to" in err
+    assert re.search(r"^Dispatch '\w+': 1 iteration, [\d.]+ ms \(", err, re.M), err  # one, not "1 iterations"
 
 
 def test_print_verbose_format(tmp_path: Path) -> None:

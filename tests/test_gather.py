@@ -1,7 +1,9 @@
 """GATHER, GATHER_ELEMENTS, GATHER_ND, GATHER_ND1 (dml2onnx/ops/gather.py): the pages' examples,
 negative and out-of-range indices by hand (as DirectML's API computed them), refusals, the
 `cuda` target's "guarded" candidate (its condition at the range's edges, both branches), and
-property tests against the reference, bit for bit (the `portable` and the `cuda` graphs)."""
+property tests against the reference, bit for bit (the `portable` and the `cuda` graphs; the
+`dml` target's "native" nodes with indices in range, where every EP's node agrees with DirectML);
+"native" on the DirectML EP with indices past 32 bits, where it is DirectML's operator."""
 
 from __future__ import annotations
 
@@ -13,9 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from onnx import TensorProto, helper
 
-from dml2onnx import choices, dtypes, lowering, ops, runtime
+from dml2onnx import choices, dtypes, lowering, ops, runtime, winhost
 from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.desc import parse_operator_desc
+from dml2onnx.errors import UsageError
 from dml2onnx.ops import gather
 from dml2onnx.schema import OPERATORS
 from matrix_gather import _dims, _fields, bits, index_values
@@ -285,7 +288,7 @@ def test_guarded_only_on_the_cuda_target() -> None:
         "portable": "flat",
         "cpu": "flat",
         "cuda": "guarded",
-        "dml": "flat",
+        "dml": "native",
     }
     (branch,) = [n for n in guarded_model("GATHER_ELEMENTS", ge).graph.node if n.op_type == "If"]
     bodies = {a.name: helper.get_attribute_value(a) for a in branch.attribute}
@@ -293,7 +296,7 @@ def test_guarded_only_on_the_cuda_target() -> None:
     assert [n.op_type for n in then.node] == ["Cast", "GatherElements"]
     assert "GatherElements" not in {n.op_type for n in otherwise.node} and "Gather" in {n.op_type for n in otherwise.node}
     # a dimension of 2**24 or more: FLOAT32 no longer tells dim - 1 from dim
-    for sizes, expected in (([2**24 - 1], ("flat", "guarded")), ([2**24], ("flat",))):
+    for sizes, expected in (([2**24 - 1], ("flat", "guarded", "native")), ([2**24], ("flat", "native"))):
         fields = {
             "InputTensor": tensor(F32, sizes),
             "IndicesTensor": tensor(U32, [1]),
@@ -304,7 +307,8 @@ def test_guarded_only_on_the_cuda_target() -> None:
         assert choices.available(parse_operator_desc("GATHER", fields, ("desc",), ("type",)), DEFAULT_OPSET) == expected
     nd = {"InputTensor": tensor(F32, [2, 2]), "IndicesTensor": tensor(U32, [2, 1]), "OutputTensor": tensor(F32, [2, 2])}
     nd |= {"InputDimensionCount": 2, "IndicesDimensionCount": 2}
-    assert choices.available(parse_operator_desc("GATHER_ND", nd, ("desc",), ("type",)), DEFAULT_OPSET) == ("flat",)
+    assert choices.available(parse_operator_desc("GATHER_ND", nd, ("desc",), ("type",)), DEFAULT_OPSET) == ("flat", "native")
+    assert choices.available(parse_operator_desc("GATHER_ND", nd, ("desc",), ("type",)), DEFAULT_OPSET, "cuda") == ("flat",)
 
 
 EDGES = {  # (indices, native branch taken) for a dimension of 5
@@ -385,6 +389,121 @@ def test_guard_next_to_its_limits(bound: int, float_type: dtypes.DataType) -> No
             assert native_taken("GATHER", fields, {"InputTensor": x, "IndicesTensor": idx}) == native, (dim, values)
 
 
+ND = {"InputDimensionCount": 2, "IndicesDimensionCount": 2}
+# One desc of each operator ([3, 4] FLOAT32 input), with the index type left to fill in
+NATIVE_DESCS = {
+    "GATHER": {"IndicesTensor": [1, 8], "OutputTensor": [3, 8], "Axis": 1, "IndexDimensions": 1},
+    "GATHER_ELEMENTS": {"IndicesTensor": [2, 4], "OutputTensor": [2, 4], "Axis": 0},
+    "GATHER_ND": {"IndicesTensor": [8, 1], "OutputTensor": [8, 4], **ND},
+    "GATHER_ND1": {"IndicesTensor": [3, 1], "OutputTensor": [1, 3], **ND, "BatchDimensionCount": 1},
+    "SCATTER": {"IndicesTensor": [2, 4], "UpdatesTensor": [2, 4], "OutputTensor": [3, 4], "Axis": 0},
+    "SCATTER_ND": {"IndicesTensor": [4, 2], "UpdatesTensor": [1, 4], "OutputTensor": [3, 4], **ND},
+}
+
+
+def native_desc(op: str, index_type: str) -> dict:
+    fields = {"InputTensor": tensor(F32, [3, 4])}
+    for name, value in NATIVE_DESCS[op].items():
+        fields[name] = tensor(index_type if name == "IndicesTensor" else F32, value) if isinstance(value, list) else value
+    return fields
+
+
+def op_types(op: str, fields: dict, target: str = "dml", opset: int = DEFAULT_OPSET) -> list[str]:
+    return [n.op_type for n in lowering.lower(make_desc(op, fields), "t", opset=opset, target=target).graph.node]
+
+
+@pytest.mark.parametrize("op", list(NATIVE_DESCS))
+def test_native_on_the_dml_target(op: str) -> None:
+    """The `dml` target's graph is the ONNX node the DirectML EP turns back into the operator,
+    with Reshapes around it and the indices Cast where ONNX's node does not take their type
+    (UINT32, UINT64; GatherND and ScatterND take INT64 only); no other target offers it."""
+    node = gather.DML_NATIVE[op]
+    for index_type in ("INT32", "INT64", "UINT32", "UINT64"):
+        fields = native_desc(op, index_type)
+        d = make_desc(op, fields)
+        assert choices.choose(d, "dml", DEFAULT_OPSET) == "native"
+        types = op_types(op, fields)
+        assert types.count(node) == 1 and set(types) <= {node, "Reshape", "Cast"}, types
+        cast = index_type != "INT64" and not (index_type == "INT32" and node in ("Gather", "GatherElements", "ScatterElements"))
+        assert ("Cast" in types) == cast, (index_type, types)
+        for target in ("portable", "cpu", "cuda"):
+            assert "native" not in choices.available(d, DEFAULT_OPSET, target)
+            with pytest.raises(UsageError, match="'native' does not apply"):
+                lowering.lower(d, "t", target=target, variant="native")
+
+
+def test_native_refused_where_the_directml_ep_has_no_kernel() -> None:
+    """The DirectML EP registers ScatterElements and ScatterND to opset 17: from 18 the `dml`
+    target keeps the flat lowering for SCATTER and SCATTER_ND (which the static check refuses too,
+    README); Gather, GatherElements and GatherND are registered at every opset."""
+    for op in NATIVE_DESCS:
+        d = make_desc(op, native_desc(op, "INT32"))
+        for opset in (13, 17, 18, 21):
+            native = opset <= 17 or not op.startswith("SCATTER")
+            assert choices.choose(d, "dml", opset) == ("native" if native else "flat"), (op, opset)
+            assert ("Where" not in op_types(op, native_desc(op, "INT32"), opset=opset)) == native  # flat: Where
+    with pytest.raises(UsageError, match="'native' does not apply"):
+        lowering.lower(make_desc("SCATTER", native_desc("SCATTER", "INT32")), "t", opset=18, target="dml", variant="native")
+
+
+def test_native_one_tuple_keeps_a_dimension() -> None:
+    """IndicesDimensionCount 1 (one tuple): GatherND's indices keep a leading 1, so its output is
+    not a scalar (the DirectML EP refuses that one: 80070057 Invalid parameter, measured)."""
+    fields = {"InputTensor": tensor(F32, [3]), "IndicesTensor": tensor("INT64", [1]), "OutputTensor": tensor(F32, [1])}
+    fields |= {"InputDimensionCount": 1, "IndicesDimensionCount": 1}
+    model = lowering.lower(make_desc("GATHER_ND", fields), "t", target="dml")
+    shapes = {
+        v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
+        for v in onnx.shape_inference.infer_shapes(model).graph.value_info
+    }
+    (node,) = [n for n in model.graph.node if n.op_type == "GatherND"]
+    assert shapes[node.input[1]] == [1, 1] and shapes[node.output[0]] == [1]
+    x = np.array([5, 6, 7], np.float32)
+    got = runtime.create(model, "t", "cpu").run({"InputTensor": x, "IndicesTensor": np.array([-1], np.int64)})
+    assert got.tolist() == [7]
+
+
+# Indices past 32 bits, on a [3, 4] input of 100 + its offsets: what DirectML's API computed
+# (dmlapi, hide_int64), minus 100 (SCATTER: the updates are 500 + their position). Each index's
+# low 32 bits enter a 32-bit offset (modulo 2**32: UINT32 2**32 - 1 on row 1 of GATHER reads offset
+# 4 - 1 = 3, 2**31 rows of 4 are offset 0), which the reference (whole indices) does not model:
+# tests/dml_findings.py's 64-bit finding, for UINT32 too. "native" on the DirectML EP is DirectML's operator.
+INDICES_PAST_32_BITS = {
+    "INT64": [2**31, -(2**31) - 1, 2**32 + 1, 2**32 - 1, -(2**32) + 1, 2**63 - 1, -(2**63), 2**31 + 2],
+    "UINT32": [2**31, 2**31 + 1, 2**32 - 1, 2**32 - 4, 2**32 - 3, 3, 4, 5],
+    "UINT64": [2**63, 2**64 - 1, 2**64 - 3, 2**32 + 1, 2**32 - 1, 2**31, 2**63 + 1, 2],
+}
+DIRECTML_PAST_32_BITS = {
+    ("GATHER", "UINT32"): [[11, 11, 11, 11, 11, 3, 4, 5], [11, 11, 3, 0, 1, 7, 8, 9], [11, 11, 7, 4, 5, 11, 11, 11]],
+    ("GATHER", "INT64"): [[11, 11, 1, 11, 5, 11, 4, 11], [11, 11, 5, 3, 9, 3, 8, 11], [11, 11, 9, 7, 11, 7, 11, 11]],
+    ("GATHER", "UINT64"): [[4, 3, 1, 1, 11, 11, 5, 2], [8, 7, 5, 5, 3, 11, 9, 6], [11, 11, 9, 9, 7, 11, 11, 10]],
+    ("GATHER_ELEMENTS", "UINT64"): [[11, 9, 2, 7], [11, 1, 11, 11]],
+    ("GATHER_ND", "UINT32"): [[0, 1, 2, 3], [4, 5, 6, 7]] + [[11] * 4] * 6,
+    ("SCATTER", "UINT32"): [[400, 1, 2, 3], [4, 401, 6, 7], [8, 9, 10, 11]],
+    ("SCATTER_ND", "INT64"): [[0, 1, 2, 401], [4, 5, 6, 7], [8, 9, 10, 11]],
+}
+
+
+@pytest.mark.dml
+@pytest.mark.skipif(winhost.missing() is not None, reason=f"the DirectML EP under Wine is not set up: {winhost.SETUP_HINT}")
+@pytest.mark.parametrize(("op", "index_type"), list(DIRECTML_PAST_32_BITS))
+def test_native_on_the_directml_ep_past_32_bits(op: str, index_type: str) -> None:
+    """On the DirectML EP "native" computes what DirectML's API computed for indices past 32 bits
+    (where the reference, and so the flat lowering, differ)."""
+    fields = native_desc(op, index_type)
+    d = make_desc(op, fields)
+    idx = np.array(INDICES_PAST_32_BITS[index_type], np.dtype(index_type.lower())).reshape(fields["IndicesTensor"]["Sizes"])
+    feeds = {"InputTensor": np.arange(12, dtype=np.float32).reshape(3, 4) + 100, "IndicesTensor": idx}
+    if op.startswith("SCATTER"):
+        feeds["UpdatesTensor"] = (np.arange(8, dtype=np.float32) + 500)[: d.tensor("UpdatesTensor").element_count].reshape(
+            fields["UpdatesTensor"]["Sizes"]
+        )
+    got = runtime.create(lowering.lower(d, "t", target="dml"), "t", "dml").run(feeds)
+    want = np.array(DIRECTML_PAST_32_BITS[op, index_type], np.float32) + 100
+    assert got.tolist() == want.tolist()
+    assert ops.MODULES[op].reference(d, feeds).tolist() != want.tolist()
+
+
 @SETTINGS
 @given(
     op=st.sampled_from(("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1")),
@@ -393,11 +512,14 @@ def test_guard_next_to_its_limits(bound: int, float_type: dtypes.DataType) -> No
     index_index=st.integers(0, 3),
     outside=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
-    target=st.sampled_from(("portable", "cuda")),
+    target=st.sampled_from(("portable", "cuda", "dml")),
 )
 def test_property_against_reference(
     op: str, rank: int, type_index: int, index_index: int, outside: bool, seed: int, target: str
 ) -> None:
+    """`dml`: indices in range only (the CPU EP's nodes refuse others; the DirectML EP matrix
+    runs them)."""
+    outside = outside and target != "dml"
     table = OPERATORS[op].support[0].tensors
     dtype = table["InputTensor"].types[type_index % len(table["InputTensor"].types)]
     index = table["IndicesTensor"].types[index_index]

@@ -444,6 +444,13 @@ CASES: list[tuple[str, str, Mutation, str, str]] = [
         "too small",
     ),
     (
+        "image-initializer",
+        "argmax",
+        setitem(lambda m: m["resources"]["InputTensor"], "resampleSize", [1, 3, 8, 8]),
+        "resources.InputTensor.resampleSize",
+        "image initializers are not supported",
+    ),
+    (
         "resource-unknown-generator",
         "argmax",
         setitem(lambda m: m["resources"]["InputTensor"], "initialValues", {"valueCount": 3}),
@@ -470,6 +477,22 @@ def test_invalid_model(case: tuple[str, str, Mutation, str, str], tmp_path: Path
     # export refuses the same model the same way, writing nothing
     status, _, err = run_cli("export", "--allow-any-path", "model.json", "-o", "exported")
     assert status == 2 and f"{path}: " in err and not (tmp_path / "exported").exists()
+
+
+@pytest.mark.parametrize("suffix", [".png", ".JPG", ".bmp"])
+def test_write_file_to_an_image_is_refused(suffix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DxDispatch encodes an image there: raw floats under an image's name are never written."""
+    model = copy.deepcopy(base_models()["argmax"])
+    model["commands"][1]["targetPath"] = f"out{suffix}"
+    (tmp_path / "model.json").write_text(json.dumps(model))
+    monkeypatch.chdir(tmp_path)
+    status, out, err = run_cli("run", "model.json")
+    assert status == 2 and out == "", (out, err)
+    assert err.strip() == (
+        f"dml2onnx: error: commands[1].targetPath: writing an image ({suffix}) is not supported by dml2onnx yet: "
+        "name a .npy or raw file"
+    )
+    assert list(tmp_path.iterdir()) == [tmp_path / "model.json"]
 
 
 @pytest.mark.parametrize("base", sorted(base_models()))

@@ -1,8 +1,9 @@
 """SCATTER (SCATTER_ELEMENTS) and SCATTER_ND (dml2onnx/ops/scatter.py): the page's example,
 negative and out-of-range indices by hand (as DirectML's API computed them), refusals, both
 branches of the `cuda` target's "guarded" candidate, and property tests against the reference,
-bit for bit, the `portable` and the `cuda` graphs (no duplicate positions: DirectML's order is not
-defined)."""
+bit for bit, the `portable` and the `cuda` graphs and the `dml` target's "native" ScatterElements /
+ScatterND with positions in range (no duplicate positions: DirectML's order is not defined).
+test_gather.py checks "native"'s graphs, its refusals and its results on the DirectML EP."""
 
 from __future__ import annotations
 
@@ -118,11 +119,14 @@ def test_guarded_both_branches() -> None:
     index_index=st.integers(0, 3),
     outside=st.booleans(),
     seed=st.integers(0, 2**32 - 1),
-    target=st.sampled_from(("portable", "cuda")),
+    target=st.sampled_from(("portable", "cuda", "dml")),
 )
 def test_property_against_reference(
     op: str, rank: int, type_index: int, index_index: int, outside: bool, seed: int, target: str
 ) -> None:
+    """`dml` ("native": ScatterElements, ScatterND): positions in range only (the CPU EP's nodes
+    refuse others; the DirectML EP matrix runs them)."""
+    outside = outside and target != "dml"
     table = OPERATORS[op].support[0].tensors
     dtype = table["InputTensor"].types[type_index % len(table["InputTensor"].types)]
     case = _case(np.random.default_rng(seed), op, dtype, table["IndicesTensor"].types[index_index], rank, outside)

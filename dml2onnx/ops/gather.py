@@ -13,15 +13,41 @@ row (GATHER's page: "reads will be clamped safely within the input tensor's memo
 offset outside [0, element count) reads the input's last element (scatters write nothing there).
 Components beyond +-N (N the input's element count) count as +-N; DirectML's own 32-bit address
 arithmetic reads 64-bit indices of 2**31 and more by their low 32 bits and UINT64 ones of 2**63
-and more as negative (a finding: tests/dml_findings.py).
+and more as negative (a finding: tests/dml_findings.py), and UINT32 ones of 2**31 and more enter
+that 32-bit offset too, modulo 2**32 (measured through the `dml` target's "native" below, equal to
+DirectML's API); the reference and "flat" keep whole indices (the matrix stays below 2**31).
 
 The lowering ("flat"): each index in INT64, wrapped, its offset computed with the input's
 row-major strides (Mul, Add), offsets outside the input set to the last element (Less, Greater,
 Or, Where), then one ONNX Gather from the flat input: exact for every type (the CUDA EP's Gather
-takes every fixed-size type; values are moved, never computed). On the `dml` target the ONNX
-Gather, GatherElements and GatherND whose indices are in range are the DirectML EP's own GATHER
-operators, but out-of-range indices error on the other EPs' kernels: the flat lowering is kept
-there too (one graph for every EP).
+takes every fixed-size type; values are moved, never computed). It is the `portable`, `cpu` and
+`cuda` targets' graph wherever "guarded" does not apply, and the `dml` target's wherever "native"
+does not.
+
+The candidate "native", on the `dml` target only (DML_ONLY, taken there: DML_PREFERENCE): the ONNX
+node that the DirectML EP turns back into the operator itself (DmlOperatorGather.cpp,
+DmlOperatorScatter.cpp), so on that EP every index, out of range included, is read by DirectML's
+own operator, as DirectML's API reads it. GATHER: Gather on Axis, the indices flattened to one
+dimension (IndexDimensions 0: a scalar), then a Reshape to OutputTensor's Sizes (the EP gives
+DML_GATHER the indices' rank as IndexDimensions; the offsets are the same). GATHER_ELEMENTS:
+GatherElements on Axis. GATHER_ND, GATHER_ND1: GatherND (-> DML_GATHER_ND1) on the input and the
+indices at their InputDimensionCount and IndicesDimensionCount (leading 1s dropped),
+BatchDimensionCount as batch_dims; one tuple (IndicesDimensionCount 1) keeps a leading 1, as the
+EP refuses GatherND's scalar output (80070057, measured). SCATTER: ScatterElements on Axis;
+SCATTER_ND: ScatterND at the dimension counts (scatter.py). Index types: INT32 as it is for
+Gather, GatherElements and ScatterElements; INT64 as it is; everything else Cast to INT64 (GatherND
+and ScatterND take INT64 only): UINT32 keeps its value, UINT64 its bits. It applies where the
+DirectML EP registers the node at the opset for the data type (dml_ep.takes): Gather,
+GatherElements and GatherND at every opset, ScatterElements and ScatterND up to opset 17 (from 18
+SCATTER and SCATTER_ND keep "flat", which the static check refuses there too). Measured on the
+DirectML EP under Wine (Mesa lavapipe, vkd3d): every GATHER*/SCATTER* case of the matrix (indices
+up to twice past their dimension either way) matches the reference, out-of-range ones included,
+but for the 8/16-bit padding finding; and with indices past 32 bits (INT64, UINT64, and UINT32 of
+2**31 and more) "native" gave exactly DirectML's API's results in all 24 cases tried (each
+operator with each index type), where the reference and "flat" (whole indices) differ: DirectML
+enters each index's low 32 bits into a 32-bit offset (UINT32 2**32 - 1 on row 1 of a [3, 4] GATHER
+on axis 1 reads offset 4 - 1 = 3; tests/test_gather.py pins them). On the CPU and CUDA EPs these nodes refuse indices out of
+range: the `dml` graphs are meant for the DirectML EP.
 
 The candidate "guarded" (GATHER, GATHER_ELEMENTS; SCATTER in scatter.py), on the `cuda` target
 only (CUDA_ONLY, choices.py: an If, which the DirectML EP's static check does not follow): an If
@@ -46,8 +72,8 @@ Measured there at 8x64x256x512 FLOAT32 with INT32 indices (benchmarks/results/h1
 GATHER 964 GB/s (flat 313), GATHER_ELEMENTS 673 (221), SCATTER 610 (242), with the FLOAT16 guard;
 the If copies its branch's result to the graph's output (176 us of GATHER's 463). The candidate applies where
 dim < 2**24 (and the operator has a native node); choose() takes it on the `cuda` target, "flat"
-elsewhere. GATHER_ND/GATHER_ND1 keep "flat" (not measured; the CUDA EP's GatherND takes only
-FLOAT16/32/64 and INT64 data, INT64 indices).
+elsewhere (`dml`: "native"). GATHER_ND/GATHER_ND1 keep "flat" on the `cuda` target (not measured;
+the CUDA EP's GatherND takes only FLOAT16/32/64 and INT64 data, INT64 indices).
 """
 
 from __future__ import annotations
@@ -58,15 +84,28 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
+from .. import dml_ep, dtypes
+from ..builder import GraphBuilder, onnx_type_name
 from ..desc import OperatorDesc
 from ..errors import ModelError
 from ..schema import OperatorSchema
+from ..targets import DML_NODE_DOC
 from . import common
 
-CANDIDATES = ("flat", "guarded")  # choices.py
+CANDIDATES = ("flat", "guarded", "native")  # choices.py
 CUDA_ONLY = ("guarded",)
+DML_ONLY = ("native",)
+DML_PREFERENCE = ("native",)
+# The ONNX node of each operator "native" emits on the `dml` target, the one the DirectML EP
+# turns back into the operator (DmlOperatorGather.cpp: GatherND -> GATHER_ND1; DmlOperatorScatter.cpp)
+DML_NATIVE = {
+    "GATHER": "Gather",
+    "GATHER_ELEMENTS": "GatherElements",
+    "GATHER_ND": "GatherND",
+    "GATHER_ND1": "GatherND",
+    "SCATTER": "ScatterElements",
+    "SCATTER_ND": "ScatterND",
+}
 # The ONNX node of each operator "guarded" lowers (SCATTER's in scatter.py)
 NATIVE = {"GATHER": "Gather", "GATHER_ELEMENTS": "GatherElements", "SCATTER": "ScatterElements"}
 # The float types the guard compares the indices in, by the dimensions below which every integer
@@ -288,9 +327,15 @@ def outside(b: GraphBuilder, offset: str, n: int) -> str:
 
 def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
     """Every operator takes "flat"; "guarded" those with a native node whose Axis is shorter than
-    GUARD_TYPES' last bound."""
+    GUARD_TYPES' last bound; "native" those whose ONNX node the DirectML EP registers at this opset
+    for the data type and the index type it is given (native_index_type)."""
     if candidate == "flat":
         return True
+    if candidate == "native":
+        op = DML_NATIVE[desc.schema.name]
+        data = onnx_type_name(desc.tensor("InputTensor").data_type.onnx)
+        index = onnx_type_name(native_index_type(desc).onnx)
+        return dml_ep.takes(op, opset, T=data, Tind=index)
     return desc.schema.name in NATIVE and desc.tensor("InputTensor").sizes[desc["Axis"]] < GUARD_TYPES[-1][0]
 
 
@@ -347,21 +392,70 @@ def guarded(
     )
 
 
-def _native(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], indices: str) -> str:
+def _native(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], indices: str, doc: str | None = None) -> str:
     """GATHER: Gather on Axis with the indices' IndexDimensions as one; GATHER_ELEMENTS:
-    GatherElements (its indices already at the input's rank)."""
+    GatherElements (its indices already at the input's rank). `doc`: the node's doc string
+    ("native": DML_NODE_DOC)."""
     out, a = desc.tensor("OutputTensor"), desc["Axis"]
     if desc.schema.name == "GATHER_ELEMENTS":
-        return b.node(
-            "GatherElements", [inputs["InputTensor"], indices], "gather_elements", "each element from its index", axis=a
-        )
+        doc = doc or "each element from its index"
+        return b.node("GatherElements", [inputs["InputTensor"], indices], "gather_elements", doc, axis=a)
     shape = [math.prod(desc.tensor("IndicesTensor").sizes)] if desc["IndexDimensions"] else []
     indices = b.reshape(indices, shape, "indices_flat", "the IndexDimensions as one (none: a scalar)")
-    y = b.node("Gather", [inputs["InputTensor"], indices], "gather", "the input's slices at the indices", axis=a)
+    y = b.node("Gather", [inputs["InputTensor"], indices], "gather", doc or "the input's slices at the indices", axis=a)
     return b.reshape(y, list(out.sizes), "output", "at OutputTensor's Sizes")
 
 
+def native_index_type(desc: OperatorDesc) -> dtypes.DataType:
+    """The index type of "native"'s node: INT32 and INT64 as they are (GatherND and ScatterND take
+    INT64 only), UINT32 in INT64 (its value) and UINT64 in INT64 (its bits: DirectML reads
+    UINT64 indices of 2**63 and more as negative, a finding)."""
+    index_type = desc.tensor("IndicesTensor").data_type
+    if index_type == dtypes.INT32 and DML_NATIVE[desc.schema.name] not in ("GatherND", "ScatterND"):
+        return index_type
+    return dtypes.INT64
+
+
+def dml_indices(desc: OperatorDesc, b: GraphBuilder, indices: str) -> str:
+    """The indices in native_index_type."""
+    index_type, want = desc.tensor("IndicesTensor").data_type, native_index_type(desc)
+    if index_type == want:
+        return indices
+    return b.cast(indices, want, "indices_native", f"{index_type} indices in {want} (UINT64: the same bits)")
+
+
+def nd_operands(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> tuple[str, str, tuple[int, ...]]:
+    """GATHER_ND(1)'s and SCATTER_ND's input and indices at their InputDimensionCount and
+    IndicesDimensionCount (the leading 1s dropped), the indices in INT64, and the indices' shape.
+    One tuple (IndicesDimensionCount 1) keeps a leading 1: the DirectML EP refuses the scalar
+    output GatherND would give it (80070057 Invalid parameter, measured); the offsets are the same."""
+    x, idx = desc.tensor("InputTensor"), desc.tensor("IndicesTensor")
+    data = b.reshape(
+        inputs["InputTensor"],
+        list(x.sizes[x.rank - desc["InputDimensionCount"] :]),
+        "input_nd",
+        "InputDimensionCount's dimensions",
+    )
+    k = tuple(idx.sizes[idx.rank - desc["IndicesDimensionCount"] :])
+    k = (1, *k) if len(k) == 1 else k
+    indices = b.reshape(dml_indices(desc, b, inputs["IndicesTensor"]), list(k), "indices_nd", "the tuples, the tuple last")
+    return data, indices, k
+
+
+def _dml_native(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    """GATHER, GATHER_ELEMENTS: Gather / GatherElements as "guarded" runs them; GATHER_ND(1):
+    GatherND with BatchDimensionCount as batch_dims, at the dimension counts."""
+    if DML_NATIVE[desc.schema.name] != "GatherND":
+        return _native(desc, b, inputs, dml_indices(desc, b, inputs["IndicesTensor"]), DML_NODE_DOC)
+    data, indices, _ = nd_operands(desc, b, inputs)
+    batch = desc["BatchDimensionCount"] if desc.schema.name == "GATHER_ND1" else 0
+    y = b.node("GatherND", [data, indices], "gather_nd", DML_NODE_DOC, batch_dims=batch)
+    return b.reshape(y, list(desc.tensor("OutputTensor").sizes), "output", "at OutputTensor's Sizes")
+
+
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    if b.variant == "native":
+        return _dml_native(desc, b, inputs)
     if b.variant == "guarded":
         return guarded(desc, b, inputs, lambda sub, i: _native(desc, sub, inputs, i), lambda sub: _flat(desc, sub, inputs))
     return _flat(desc, b, inputs)

@@ -15,6 +15,13 @@ elements (Slice) at OutputTensor's Sizes. Exact for every type (the CUDA EP's Sc
 Concat take every fixed-size type). The DirectML EP registers ScatterElements only up to opset
 17 (dml_ep_registry): at 18 and later the `portable` graph is refused by the static check.
 
+The candidate "native" (gather.py tells it whole), on the `dml` target only: ScatterElements on
+Axis (SCATTER) or ScatterND at the dimension counts (SCATTER_ND), the indices in INT32 or INT64
+as gather.py's native_index_type says, which the DirectML EP runs as DML_SCATTER and
+DML_SCATTER_ND, out-of-range positions as DirectML's API writes them (the matrix's cases matched,
+and so did indices past 32 bits). Up to opset 17 only (the registrations above); from 18 the
+`dml` target keeps "flat".
+
 The candidate "guarded" (SCATTER; SCATTER_ND keeps "flat"), on the `cuda` target only (gather.py
 tells the guard and when choose() takes it): If every index is in [-dim, dim) (signed) or [0, dim)
 (unsigned), ScatterElements on Axis straight into the input, else the flat lowering. Duplicates
@@ -33,10 +40,13 @@ from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..schema import OperatorSchema
+from ..targets import DML_NODE_DOC
 from . import common, gather
 
 CANDIDATES = gather.CANDIDATES  # choices.py
 CUDA_ONLY = gather.CUDA_ONLY
+DML_ONLY = gather.DML_ONLY
+DML_PREFERENCE = gather.DML_PREFERENCE
 applies = gather.applies
 choose = gather.choose
 
@@ -56,19 +66,35 @@ def validate(desc: OperatorDesc) -> None:
         )
 
 
+def _dml_native(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    """SCATTER: ScatterElements on Axis; SCATTER_ND: ScatterND at the dimension counts."""
+    if desc.schema.name == "SCATTER":
+        return _native(desc, b, inputs, gather.dml_indices(desc, b, inputs["IndicesTensor"]), DML_NODE_DOC)
+    data, indices, k = gather.nd_operands(desc, b, inputs)
+    t = k[-1]
+    x = desc.tensor("InputTensor")
+    rows = (*k[:-1], *x.sizes[x.rank - desc["InputDimensionCount"] + t :])
+    updates = b.reshape(inputs["UpdatesTensor"], list(rows), "updates_nd", "the indices' rows, then the slices past the tuple")
+    y = b.node("ScatterND", [data, indices, updates], "scatter_nd", DML_NODE_DOC)
+    return b.reshape(y, list(desc.tensor("OutputTensor").sizes), "output", "at OutputTensor's Sizes")
+
+
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    if b.variant == "native":
+        return _dml_native(desc, b, inputs)
     if b.variant == "guarded":
         return gather.guarded(desc, b, inputs, lambda sub, i: _native(desc, sub, inputs, i), lambda sub: _flat(desc, sub, inputs))
     return _flat(desc, b, inputs)
 
 
-def _native(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], indices: str) -> str:
-    """ScatterElements on Axis: the indices and updates already at the input's rank."""
+def _native(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], indices: str, doc: str | None = None) -> str:
+    """ScatterElements on Axis: the indices and updates already at the input's rank. `doc`: the
+    node's doc string ("native": DML_NODE_DOC)."""
     return b.node(
         "ScatterElements",
         [inputs["InputTensor"], indices, inputs["UpdatesTensor"]],
         "scatter_elements",
-        "each update at its index (duplicates: one of them)",
+        doc or "each update at its index (duplicates: one of them)",
         axis=desc["Axis"],
     )
 
