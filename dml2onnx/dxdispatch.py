@@ -233,7 +233,14 @@ def _command(value: Any, path: JsonPath, model: Model) -> Command:
         raise ModelError(path + ("type",), "required field is missing")
     kind = expect_string(obj["type"], path + ("type",)).lower()
     if kind == "dispatch":
-        reject_unknown_keys(obj, ["type", "dispatchable", "bindings"], path, "a dispatch command")
+        reject_unknown_keys(obj, ["type", "dispatchable", "bindings", "threadGroupCount"], path, "a dispatch command")
+        if "threadGroupCount" in obj:  # HLSL's; DirectML operators ignore it (DxDispatch's Guide)
+            p = path + ("threadGroupCount",)
+            counts = expect_array(obj["threadGroupCount"], p)
+            if not 1 <= len(counts) <= 3:
+                raise ModelError(p, f"must hold 1 to 3 thread group counts (X, Y, Z), not {len(counts)}")
+            for i, c in enumerate(counts):
+                expect_uint32(c, p + (i,))
         for key in ("dispatchable", "bindings"):
             if key not in obj:
                 raise ModelError(path + (key,), "required field is missing")

@@ -444,6 +444,20 @@ CASES: list[tuple[str, str, Mutation, str, str]] = [
         "too small",
     ),
     (
+        "thread-group-count-not-array",
+        "argmax",
+        setitem(lambda m: m["commands"][0], "threadGroupCount", 4),
+        "commands[0].threadGroupCount",
+        "",
+    ),
+    (
+        "thread-group-count-four",
+        "argmax",
+        setitem(lambda m: m["commands"][0], "threadGroupCount", [1, 1, 1, 1]),
+        "commands[0].threadGroupCount",
+        "1 to 3 thread group counts",
+    ),
+    (
         "image-initializer",
         "argmax",
         setitem(lambda m: m["resources"]["InputTensor"], "resampleSize", [1, 3, 8, 8]),
@@ -477,6 +491,19 @@ def test_invalid_model(case: tuple[str, str, Mutation, str, str], tmp_path: Path
     # export refuses the same model the same way, writing nothing
     status, _, err = run_cli("export", "--allow-any-path", "model.json", "-o", "exported")
     assert status == 2 and f"{path}: " in err and not (tmp_path / "exported").exists()
+
+
+def test_thread_group_count_is_accepted_and_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """DirectML operators ignore a dispatch's threadGroupCount (HLSL's field; DxDispatch's Guide)."""
+    model = copy.deepcopy(base_models()["argmax"])
+    (tmp_path / "plain.json").write_text(json.dumps(model))
+    model["commands"][0]["threadGroupCount"] = [8, 4, 1]
+    (tmp_path / "model.json").write_text(json.dumps(model))
+    monkeypatch.chdir(tmp_path)
+    plain = run_cli("run", "plain.json")
+    status, out, err = run_cli("run", "model.json")
+    assert status == 0 and plain[0] == 0, err
+    assert out == plain[1] and out.startswith("Resource 'OutputTensor': ")
 
 
 @pytest.mark.parametrize("suffix", [".png", ".JPG", ".bmp"])
