@@ -275,3 +275,72 @@ def test_long_rows_take_int64_positions() -> None:
     f = fields("TOP_K1", "FLOAT32", x.shape, 1, 23000, "INCREASING")
     assert [k.dtype for k in _topk_inputs(f, "TOP_K1", x)] == [np.float32, np.int64, np.int32]
     assert_matches_reference("cpu", "TOP_K1", f, {"InputTensor": x})
+
+
+def _guarded(op: str, x: np.ndarray, axis: int, k: int, direction: str, ep: str) -> tuple[bool, np.ndarray, np.ndarray, Any]:
+    """The `cuda` target's graph ("guarded") on `ep`: whether its If took TopK's own indices, the
+    two outputs, and the desc."""
+    desc = make_desc(op, fields(op, x.dtype.name.upper(), x.shape, axis, k, direction))
+    model = lowering.lower(desc, "t", target="cuda")
+    assert {p.key: p.value for p in model.metadata_props}["dml2onnx.lowering"] == "guarded"
+    (branch,) = [n for n in model.graph.node if n.op_type == "If"]
+    model.graph.output.append(onnx.helper.make_tensor_value_info(branch.input[0], onnx.TensorProto.BOOL, []))
+    session = runtime.create(model, "t", ep)
+    got = session.run_all({"InputTensor": x})
+    taken = bool(got.pop(branch.input[0]))
+    out = lowering.by_field(desc, got)
+    return taken, out["OutputValueTensor"], out["OutputIndexTensor"], desc
+
+
+GUARDED_ROWS = [  # (op, direction, row, K, whether TopK's own indices are taken)
+    ("TOP_K", "DECREASING", [5, 3, 3], 3, True),  # every element of the K-th key selected
+    ("TOP_K", "DECREASING", [3, 3, 3, 1], 2, False),  # one more 3 than places: the ties' TopK
+    ("TOP_K", "DECREASING", [3, 3, -np.inf], 3, False),  # the K-th key is -FLT_MAX, the pad's value
+    ("TOP_K1", "INCREASING", [np.inf, 2, 1], 3, False),  # +inf: FLT_MAX when smallest
+    ("TOP_K1", "DECREASING", [FLT_MAX, np.inf, np.nan, FLT_MAX, np.inf, np.nan], 6, True),  # one key, classes by sub
+    ("TOP_K1", "INCREASING", [7, 1, 4, 1, 9], 3, True),
+]
+
+
+@EPS
+@pytest.mark.parametrize(("op", "direction", "row", "k", "fast"), GUARDED_ROWS)
+def test_guarded_takes_topk_indices_only_without_surplus_ties(
+    ep: str, op: str, direction: str, row: list[float], k: int, fast: bool
+) -> None:
+    """`guarded` (the `cuda` target): TopK's own indices, reordered by run, where every sequence's
+    K-th key has no more elements than places and lies inside the pads' values; else `ranked`'s
+    ties TopK. Both give the reference, bit for bit."""
+    x = np.array([row], np.float32)
+    taken, values, index, desc = _guarded(op, x, 1, k, direction, ep)
+    want = ops_reference(desc, x)
+    assert taken == fast
+    np.testing.assert_array_equal(index, want["OutputIndexTensor"])
+    np.testing.assert_array_equal(values, want["OutputValueTensor"])
+
+
+@EPS
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.int64, np.uint32])
+def test_guarded_rows_with_and_without_ties(ep: str, dtype: type) -> None:
+    """Rows of 700 distinct values take TopK's indices; the same rows with a surplus tie at the K-th
+    key in one of them take the ties' TopK; the integers' maximum at the K-th key (INCREASING) too."""
+    rng = np.random.default_rng(3)
+    x = np.stack([rng.permutation(700) for _ in range(4)]).astype(dtype)
+    for direction in ("DECREASING", "INCREASING"):
+        taken, _, index, desc = _guarded("TOP_K1", x, 1, 8, direction, ep)
+        assert taken and np.array_equal(index, ops_reference(desc, x)["OutputIndexTensor"])
+    tied = x.copy()
+    tied[2, :3] = np.sort(x[2])[-8]  # three more elements of the 8th largest
+    taken, _, index, desc = _guarded("TOP_K1", tied, 1, 8, "DECREASING", ep)
+    assert not taken and np.array_equal(index, ops_reference(desc, tied)["OutputIndexTensor"])
+    if dtype != np.float32:  # all K = n sorted INCREASING: the K-th key is the row's largest
+        top = x.copy()
+        top[1, 5] = np.iinfo(dtype).max
+        taken, _, index, desc = _guarded("TOP_K1", top, 1, 700, "INCREASING", ep)
+        assert taken == (dtype == np.uint32)  # INT32/INT64 keys at their maximum: the pads' value
+        assert np.array_equal(index, ops_reference(desc, top)["OutputIndexTensor"])
+
+
+def ops_reference(desc: Any, x: np.ndarray) -> dict[str, np.ndarray]:
+    from dml2onnx import ops
+
+    return ops.reference_outputs(desc, {"InputTensor": x})

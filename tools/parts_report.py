@@ -55,13 +55,15 @@ def main(paths: list[str], kernel_paths: list[str]) -> None:
         run = json.loads(Path(path).read_text())
         kernels |= {r["case"]: r | {"date": run["date"]} for r in run["results"]}
     last = runs[-1]
-    dated = ", ".join(f"{i} ({r['date']}, copy {r['copy_gb_per_s']:.0f} GB/s)" for i, r in enumerate(runs, 1))
+    dated = ", ".join(
+        f"{i} ({r['date']}, copy {r['copy_gb_per_s']:.0f} GB/s, {r['iterations']} iterations)" for i, r in enumerate(runs, 1)
+    )
     out = [
         f"# Parts 2 and 3 at full size: {last['device']}",
         "",
         f"Runs {dated}; "
         f"onnxruntime-gpu {last['onnxruntime']} (CUDA EP, CPU fallback off, TF32 off), PyTorch {last['torch']} (TF32 "
-        f"off); {last['iterations']} iterations, medians; each row's percentages against its own run's copy bandwidth. "
+        "off); medians; each row's percentages against its own run's copy bandwidth. "
         "GB/s counts every input and output byte once; TFLOP/s counts 2 x multiply-adds. Produced by "
         f"`benchmarks/suite.py` and `python tools/parts_report.py {' '.join(paths)}"
         + (f" --kernels {' '.join(kernel_paths)}`." if kernel_paths else "`."),
