@@ -272,3 +272,14 @@ def saturating_cast_reference(y: np.ndarray, dtype: np.dtype) -> np.ndarray:
     """saturating_cast in numpy: truncated toward zero, saturated."""
     info = np.iinfo(dtype)
     return np.clip(np.trunc(y.astype(np.float64)), info.min, info.max).astype(dtype)
+
+
+def scatter_with_spare_slot(
+    b: GraphBuilder, data: str, indices: str, updates: str, size: int, sizes: Sequence[int], scatter_doc: str, slice_doc: str
+) -> str:
+    """ScatterElements along axis 0 into `data`, a flat array whose element `size` (and any after
+    it) is a spare slot for the writes that must land nowhere, then its first `size` elements at
+    `sizes` (SCATTER's out-of-range updates, MAX_UNPOOLING's indices past the output)."""
+    scattered = b.node("ScatterElements", [data, indices, updates], "scatter", scatter_doc, axis=0)
+    y = b.slice(scattered, [0], [0], [size], "output_flat", slice_doc)
+    return b.reshape(y, list(sizes), "output", "at OutputTensor's Sizes")

@@ -93,15 +93,9 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     # at least m elements: the DirectML EP refuses ScatterElements with more updates than data
     # elements (session creation fails; the CPU EP takes it)
     zeros = b.filled([max(p + 1, m)], 0, x.data_type.numpy, "zeros", "the output, then the spare slot: zeros")
-    scattered = b.node(
-        "ScatterElements",
-        [zeros, indices, values],
-        "scatter",
-        "each input value at its index (duplicates: one of them, as on DirectML)",
-        axis=0,
-    )
-    y = b.slice(scattered, [0], [0], [p], "output_flat", "the output without the spare slot")
-    return b.reshape(y, list(out.sizes), "output", "at OutputTensor's Sizes")
+    scatter_doc = "each input value at its index (duplicates: one of them, as on DirectML)"
+    slice_doc = "the output without the spare slot"
+    return common.scatter_with_spare_slot(b, zeros, indices, values, p, out.sizes, scatter_doc, slice_doc)
 
 
 # -- reference --------------------------------------------------------------------------------

@@ -112,15 +112,9 @@ def _flat(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     pad = b.filled([max(1, m - n)], 0, x.data_type.numpy, "spare", "the spare slot (and room for every update)")
     data = b.node("Concat", [flat, pad], "with_spare", "the input, then the spare slot", axis=0)
     updates = b.reshape(inputs["UpdatesTensor"], [m], "updates_flat", "UpdatesTensor as one array")
-    scattered = b.node(
-        "ScatterElements",
-        [data, offset, updates],
-        "scatter",
-        "each update at its offset, bit for bit (duplicates: one of them)",
-        axis=0,
-    )
-    y = b.slice(scattered, [0], [0], [n], "output_flat", "the input's elements, without the spare slot")
-    return b.reshape(y, list(out.sizes), "output", "at OutputTensor's Sizes")
+    scatter_doc = "each update at its offset, bit for bit (duplicates: one of them)"
+    slice_doc = "the input's elements, without the spare slot"
+    return common.scatter_with_spare_slot(b, data, offset, updates, n, out.sizes, scatter_doc, slice_doc)
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
