@@ -69,8 +69,9 @@ ones inside are exact: the condition is exact both ways. Not FLOAT16, whose Cast
 bytes: the CUDA EP reduces FLOAT16 by converting it to FLOAT32 first, a pass per reduction (H100,
 ORT 1.31.1, 64M indices: the FLOAT16 guard took 1.04 ms, 404 us of it in those conversions).
 Measured there at 8x64x256x512 FLOAT32 with INT32 indices (benchmarks/results/h100-parts-2026-11-23.md):
-GATHER 964 GB/s (flat 313), GATHER_ELEMENTS 673 (221), SCATTER 610 (242), with the FLOAT16 guard;
-the If copies its branch's result to the graph's output (176 us of GATHER's 463). The candidate applies where
+GATHER 913 GB/s (flat 300), GATHER_ELEMENTS 932 (224), SCATTER 780 (233) with this FLOAT32 guard
+(964, 673 and 610 with the FLOAT16 one); the If copies its branch's result to the graph's output
+(176 us of GATHER's 463). The candidate applies where
 dim < 2**24 (and the operator has a native node); choose() takes it on the `cuda` target, "flat"
 elsewhere (`dml`: "native"). GATHER_ND/GATHER_ND1 keep "flat" on the `cuda` target (not measured;
 the CUDA EP's GatherND takes only FLOAT16/32/64 and INT64 data, INT64 indices).
