@@ -1213,6 +1213,150 @@ def round7(quick: bool) -> Iterator[Experiment]:
     yield Experiment("R7 RESAMPLE linear 2x: formula", "R7 RESAMPLE", linear_formula, {"x": q}, ref_linear, rtol=1e-5)
 
 
+def round8(quick: bool) -> Iterator[Experiment]:
+    """What the part 3 candidates still lose to ORT's plumbing (64M FLOAT32, 2M with --quick): a
+    Reshape that produces the graph output (a copy?), an If's output (a copy?), GATHER by rows with
+    out-of-range rows fixed by NonZero + ScatterND (no If), the guards' reductions on 64M INT32
+    indices, TopK by K ArgMax passes, the CumSum guard's reductions."""
+    rng = np.random.default_rng(8)
+    n, c, h, w = (2, 32, 128, 256) if quick else (8, 64, 256, 512)
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    order = rng.permutation(c).astype(np.int32)
+    gather = {"x": x, "i": order}
+    ref_gather = lambda v: np.take(v["x"], v["i"], axis=1)  # noqa: E731
+    g_node = lambda g: g.op("Gather", ["x", "i"], axis=1)  # noqa: E731
+    yield Experiment("R8 GATHER: Gather", "R8 GATHER", g_node, gather, ref_gather)
+    same = lambda g: g.op("Reshape", [g_node(g), g.const([n, c, h, w])])  # noqa: E731
+    yield Experiment("R8 GATHER: Gather, Reshape to the same shape", "R8 GATHER", same, gather, ref_gather)
+    flat = lambda g: g.op("Reshape", [g_node(g), g.const([n * c, h, w])])  # noqa: E731
+    yield Experiment("R8 GATHER: Gather, Reshape to 3-D", "R8 GATHER", flat, gather, ref_gather)
+
+    def if_gather(reshaped: bool) -> Callable[[Graph], str]:
+        def build(g: Graph) -> str:
+            nodes = [helper.make_node("Gather", ["x", "i"], ["gathered"], name="gather", axis=1)]
+            out = "gathered"
+            if reshaped:
+                g.inits.append(numpy_helper.from_array(np.array([n, c, h, w], np.int64), "same_shape"))
+                nodes.append(helper.make_node("Reshape", ["gathered", "same_shape"], ["reshaped"], name="reshape"))
+                out = "reshaped"
+            then = helper.make_graph(nodes, "then", [], [helper.make_tensor_value_info(out, TensorProto.FLOAT, None)])
+            other = helper.make_graph(
+                [helper.make_node("Identity", ["x"], ["other"], name="other")],
+                "else",
+                [],
+                [helper.make_tensor_value_info("other", TensorProto.FLOAT, None)],
+            )
+            return g.op("If", [_in_range(g, "i", c)], then_branch=then, else_branch=other)
+
+        return build
+
+    yield Experiment("R8 GATHER: If in range: Gather", "R8 GATHER", if_gather(False), gather, ref_gather)
+    yield Experiment("R8 GATHER: If in range: Gather, Reshape", "R8 GATHER", if_gather(True), gather, ref_gather)
+
+    def rows(g: Graph) -> str:  # rows o*c + i of x as [n*c, h, w]; rows outside: the last element
+        r = g.op("Add", [g.const(np.arange(n).reshape(n, 1) * c), g.op("Cast", ["i"], to=TensorProto.INT64)])
+        outside = g.op("Or", [g.op("Less", [r, g.const(0)]), g.op("GreaterOrEqual", [r, g.const(n * c)])])
+        r = g.op("Where", [outside, g.const(0), r])
+        y = g.op("Gather", [g.op("Reshape", ["x", g.const([n * c, h, w])]), r], axis=0)
+        where = g.op("Transpose", [g.op("NonZero", [outside])], perm=[1, 0])
+        last = g.op("Slice", [g.op("Reshape", ["x", g.const([-1])]), g.const([-1]), g.const([n * c * h * w])])
+        count = g.op("Slice", [g.op("Shape", [where]), g.const([0]), g.const([1])])
+        fill = g.op("Expand", [last, g.op("Concat", [count, g.const([h, w])], axis=0)])
+        return g.op("ScatterND", [y, where, fill])
+
+    yield Experiment("R8 GATHER: rows, NonZero + ScatterND for rows outside", "R8 GATHER", rows, gather, ref_gather)
+    # The guards' reductions over 64M INT32 indices (the output: one BOOL, as FLOAT32)
+    idx = np.tile(np.argsort(rng.random((n * c * h // 8, w)), axis=1).astype(np.int32), (8, 1)).reshape(x.shape)
+    guard_in = {"i": idx}
+    ref_true = lambda v: np.array(1.0, np.float32)  # noqa: E731
+    below = lambda g, m: g.op("Cast", [g.op("Less", [m, g.const(w, np.float32)])], to=TensorProto.FLOAT)  # noqa: E731
+    as_f = lambda g: g.op("Cast", ["i"], to=TensorProto.FLOAT)  # noqa: E731
+    yield Experiment(
+        "R8 GUARD: Cast, ReduceMax", "R8 GUARD", lambda g: below(g, g.op("ReduceMax", [as_f(g)], keepdims=0)), guard_in, ref_true
+    )
+
+    def int_max(g: Graph) -> str:
+        m = g.op("ReduceMax", ["i"], keepdims=0)
+        return g.op("Cast", [g.op("Less", [m, g.const(w, np.int32)])], to=TensorProto.FLOAT)
+
+    yield Experiment("R8 GUARD: ReduceMax INT32", "R8 GUARD", int_max, guard_in, ref_true)
+
+    def staged17(g: Graph) -> str:
+        m = g.op("ReduceMax", [as_f(g)], axes=[3], keepdims=1)
+        return below(g, g.op("ReduceMax", [m], keepdims=0))
+
+    yield Experiment("R8 GUARD: Cast, ReduceMax last axis, ReduceMax", "R8 GUARD", staged17, guard_in, ref_true)
+
+    def wide_rows(g: Graph) -> str:
+        m = g.op("ReduceMax", [g.op("Reshape", [as_f(g), g.const([-1, 65536])])], axes=[1], keepdims=0)
+        return below(g, g.op("ReduceMax", [m], keepdims=0))
+
+    yield Experiment("R8 GUARD: Cast, ReduceMax rows of 65536, ReduceMax", "R8 GUARD", wide_rows, guard_in, ref_true)
+
+    def topk_one(g: Graph) -> str:
+        v = g.op("TopK", [g.op("Reshape", ["i", g.const([1, -1])]), g.const([1])], outputs=2, axis=1)[0]
+        return g.op("Cast", [g.op("Less", [g.op("Reshape", [v, g.const([])]), g.const(w, np.int32)])], to=TensorProto.FLOAT)
+
+    yield Experiment("R8 GUARD: TopK 1 of INT32", "R8 GUARD", topk_one, guard_in, ref_true)
+    # The CumSum guard: sum of |x| over the whole tensor
+    small = lambda v: np.array(1.0, np.float32)  # noqa: E731
+    finite = lambda g, s: g.op("Cast", [g.op("Less", [s, g.const(3e38, np.float32)])], to=TensorProto.FLOAT)  # noqa: E731
+    yield Experiment(
+        "R8 SUM|x|: ReduceL1", "R8 SUM|x|", lambda g: finite(g, g.op("ReduceL1", ["x"], keepdims=0)), {"x": x}, small
+    )
+
+    def l1_staged(g: Graph) -> str:
+        s = g.op("ReduceL1", ["x"], axes=[3], keepdims=0)
+        return finite(g, g.op("ReduceSum", [s], keepdims=0))
+
+    yield Experiment("R8 SUM|x|: ReduceL1 last axis, ReduceSum", "R8 SUM|x|", l1_staged, {"x": x}, small)
+
+    def max_abs(g: Graph) -> str:
+        return finite(g, g.op("ReduceMax", [g.op("Abs", ["x"])], keepdims=0))
+
+    yield Experiment("R8 SUM|x|: ReduceMax of Abs", "R8 SUM|x|", max_abs, {"x": x}, small)
+
+    def max_min(g: Graph) -> str:
+        hi = g.op("ReduceMax", ["x"], keepdims=0)
+        lo = g.op("ReduceMin", ["x"], keepdims=0)
+        return finite(g, g.op("Max", [hi, g.op("Neg", [lo])]))
+
+    yield Experiment("R8 SUM|x|: ReduceMax, ReduceMin", "R8 SUM|x|", max_min, {"x": x}, small)
+    # TopK 8 of rows of 512 by 8 ArgMax passes, each picked element replaced by -inf
+    rows8 = x.reshape(-1, w)
+    ref_top = lambda v: -np.sort(-v["x"], axis=1)[:, :8]  # noqa: E731
+
+    def selection(key_type: int) -> Callable[[Graph], str]:
+        def build(g: Graph) -> str:
+            keys = "x" if key_type == TensorProto.FLOAT else g.op("Cast", ["x"], to=key_type)
+            dtype = np.float32 if key_type == TensorProto.FLOAT else np.float64
+            mark = g.const(np.full((rows8.shape[0], 1), -np.inf, dtype), dtype)
+            picked = []
+            for _ in range(8):
+                a = g.op("ArgMax", [keys], axis=1, keepdims=1)
+                picked.append(a)
+                keys = g.op("ScatterElements", [keys, a, mark], axis=1)
+            return g.op("GatherElements", ["x", g.op("Concat", picked, axis=1)], axis=1)
+
+        return build
+
+    yield Experiment("R8 TOP_K 8 of 512: 8 ArgMax FLOAT32", "R8 TOP_K", selection(TensorProto.FLOAT), {"x": rows8}, ref_top)
+    yield Experiment("R8 TOP_K 8 of 512: 8 ArgMax DOUBLE", "R8 TOP_K", selection(TensorProto.DOUBLE), {"x": rows8}, ref_top)
+    top = lambda g: g.op("TopK", ["x", g.const([8])], outputs=2, axis=1, largest=1, sorted=1)[0]  # noqa: E731
+    yield Experiment("R8 TOP_K 8 of 512: TopK", "R8 TOP_K", top, {"x": rows8}, ref_top)
+    # DepthToSpace with a Reshape to the same shape after it
+    b = 2
+
+    def ref_d2s(v: dict[str, np.ndarray]) -> np.ndarray:
+        t = v["x"].reshape(n, c // 4, b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+        return t.reshape(n, c // 4, h * b, w * b)
+
+    d2s = lambda g: g.op("DepthToSpace", ["x"], blocksize=b, mode="CRD")  # noqa: E731
+    yield Experiment("R8 D2S: DepthToSpace", "R8 D2S", d2s, {"x": x}, ref_d2s)
+    d2s_same = lambda g: g.op("Reshape", [d2s(g), g.const([n, c // 4, h * b, w * b])])  # noqa: E731
+    yield Experiment("R8 D2S: DepthToSpace, Reshape to the same shape", "R8 D2S", d2s_same, {"x": x}, ref_d2s)
+
+
 def experiments(quick: bool) -> Iterator[Experiment]:
     rng = np.random.default_rng(0)
     r, w = (1024, 4096) if quick else (4096, 16384)
@@ -1239,6 +1383,7 @@ def experiments(quick: bool) -> Iterator[Experiment]:
     yield from round5(quick)
     yield from guarded_log_softmax_patterns(2**10 if quick else 2**16, 64.0)
     yield from round7(quick)
+    yield from round8(quick)
 
 
 def main() -> None:

@@ -989,7 +989,7 @@ def main() -> None:
             "candidates": {},
             "chosen": choices.choose(case.desc, "cuda", 17),
         }
-        for variant in choices.available(case.desc, 17):
+        for variant in choices.available(case.desc, 17, "cuda"):
             start = time.perf_counter()
             model = lowering.lower(case.desc, "bench", target="cuda", variant=variant, buffer_inputs=case.buffers)
             lower_ms = (time.perf_counter() - start) * 1e3

@@ -16,7 +16,7 @@ import onnx
 from onnx import TensorProto, helper
 
 from . import lowering, runtime
-from .dxdispatch import Dispatch, Model
+from .dxdispatch import Dispatch, Dispatchable, Model
 from .executor import Executor
 
 COPY_BYTES = 256 * 2**20
@@ -100,16 +100,24 @@ def first_feeds(model: Model) -> dict[str, dict[str, np.ndarray]]:
             ex.dispatch(cmd)
     rng = np.random.default_rng(0)
     for name, d in model.dispatchables.items():
-        if name not in feeds:
+        if name in feeds:
+            continue
+        if isinstance(d, Dispatchable):
             feeds[name] = {f: _random(rng, d.desc.tensor(f)) for f in lowering.input_names(d.desc)}
+        else:  # an ONNX graph's inputs, each free dimension 1 (DxDispatch's implicit bindings)
+            feeds[name] = {
+                t.name: _random(rng, t.numpy, tuple(x if isinstance(x, int) else 1 for x in t.dims or ()))
+                for t in d.resolved_inputs().values()
+            }
     return feeds
 
 
-def _random(rng: np.random.Generator, tensor: Any) -> np.ndarray:
-    t = tensor.data_type
-    if t.is_float:
-        return rng.standard_normal(tensor.sizes).astype(t.numpy)
-    return rng.integers(0, 4, size=tensor.sizes).astype(t.numpy)
+def _random(rng: np.random.Generator, tensor: Any, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """Random values of a desc's tensor, or of a numpy type and shape."""
+    dtype, sizes = (tensor.data_type.numpy, tensor.sizes) if shape is None else (np.dtype(tensor), shape)
+    if dtype.kind == "f":
+        return rng.standard_normal(sizes).astype(dtype)
+    return rng.integers(0, 2 if dtype.kind == "b" else 4, size=sizes).astype(dtype)
 
 
 def bench(
@@ -131,18 +139,23 @@ def bench(
         log.write(f"dml2onnx bench: '{name}' ({i + 1}/{len(model.dispatchables)})...\n")
         log.flush()
         start = time.perf_counter()
-        lowered = lowering.lower(d.desc, name, opset, target)
+        lowered = lowering.lower(d.desc, name, opset, target) if isinstance(d, Dispatchable) else d.model(opset, target)
         lower_ms = (time.perf_counter() - start) * 1e3
         start = time.perf_counter()
-        session = runtime.create(lowered, name, ep)
+        configure = None if isinstance(d, Dispatchable) or d.settings.default_session else d.settings.configure
+        session = runtime.create(lowered, name, ep, configure)
         session_ms = (time.perf_counter() - start) * 1e3
-        timing = Bound(session, feeds[name], graph_outputs(d.desc)).time(iterations)
+        if isinstance(d, Dispatchable):
+            outputs = graph_outputs(d.desc)
+        else:  # an ONNX graph's output shapes may be known only once it runs: one untimed run
+            outputs = {n: (v.shape, v.dtype) for n, v in session.run_all(feeds[name]).items()}
+        timing = Bound(session, feeds[name], outputs).time(iterations)
         props = {p.key: p.value for p in lowered.metadata_props}
         rows.append(
             {
                 "dispatchable": name,
-                "operator": d.desc.schema.full_name,
-                "lowering": props["dml2onnx.lowering"],
+                "operator": d.desc.schema.full_name if isinstance(d, Dispatchable) else f"ONNX graph ({d.kind})",
+                "lowering": props.get("dml2onnx.lowering", "the graph as it is"),
                 **asdict(timing),
                 "gb_per_s": timing.gb_per_s,
                 "fraction_of_copy": timing.gb_per_s / copy,

@@ -27,6 +27,7 @@ from . import (
     inspection,
     limits,
     lowering,
+    onnx_dispatchable,
     runtime,
     targets,
 )
@@ -98,6 +99,67 @@ def _common(sub: argparse.ArgumentParser, model: str = "MODEL.json", model_help:
     )
 
 
+def _free_dims(sub: argparse.ArgumentParser) -> None:
+    """DxDispatch's -f and -F: free dimension overrides of ONNX dispatchables' graph inputs."""
+    sub.add_argument(
+        "-f",
+        "--free-dim-name",
+        action="append",
+        default=[],
+        metavar="NAME:VALUE",
+        help="ONNX dispatchables: set every graph input dimension named NAME to VALUE (repeatable; over the JSON's "
+        "freeDimensionNameOverrides)",
+    )
+    sub.add_argument(
+        "-F",
+        "--free-dim-denotation",
+        action="append",
+        default=[],
+        metavar="DENOTATION:VALUE",
+        help="ONNX dispatchables: set every graph input dimension with this denotation (e.g. DATA_BATCH) to VALUE "
+        "(repeatable; over the JSON's freeDimensionDenotationOverrides)",
+    )
+
+
+def _session_options(sub: argparse.ArgumentParser) -> None:
+    """DxDispatch's -e, -l and -L: the ONNX Runtime session options of ONNX dispatchables."""
+    sub.add_argument(
+        "-e",
+        "--session-config",
+        action="append",
+        default=[],
+        metavar="KEY:VALUE",
+        help="ONNX dispatchables: a SessionOptions config entry (repeatable; over the JSON's sessionOptionsConfigEntries)",
+    )
+    sub.add_argument(
+        "-l",
+        "--graph-optimization-level",
+        type=int,
+        choices=(0, 1, 2, 99),
+        help="ONNX dispatchables: ONNX Runtime's graph optimization level, 0 disabled, 1 basic, 2 extended, 99 all "
+        "(over the JSON's graphOptimizationLevel; default 99)",
+    )
+    sub.add_argument(
+        "-L",
+        "--ort-logging-level",
+        type=int,
+        choices=range(5),
+        metavar="{0-4}",
+        help="ONNX dispatchables: ONNX Runtime's logging level, 0 verbose to 4 fatal (over the JSON's loggingLevel)",
+    )
+
+
+def _load(args: argparse.Namespace) -> dxdispatch.Model:
+    """The model, with the command line's free dimension overrides and session options."""
+    model = dxdispatch.load(args.model, args.feature_level)
+    onnx_dispatchable.apply_command_line(model.dispatchables, args.free_dim_name, args.free_dim_denotation)
+    if hasattr(args, "session_config"):
+        onnx_dispatchable.apply_session_options(
+            model.dispatchables, args.session_config, args.graph_optimization_level, args.ort_logging_level
+        )
+    return model
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dml2onnx",
@@ -122,6 +184,8 @@ def _parser() -> argparse.ArgumentParser:
         "DirectML under Wine, then CPU). GPU EPs run with CPU fallback disabled. dml on Linux: ONNX Runtime's "
         "DirectML EP under Wine (make dml-setup); directml: DirectML's own API executes each desc, no ONNX",
     )
+    _free_dims(run)
+    _session_options(run)
     run.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     run.add_argument("--allow-any-path", action="store_true", help="let writeFile write outside the current folder")
 
@@ -129,9 +193,11 @@ def _parser() -> argparse.ArgumentParser:
         "export",
         help="write one .onnx file per dispatchable",
         description="Lower every dispatchable of a DxDispatch model and write DIR/<dispatchable>.onnx. "
-        "Inputs are named after the desc's input tensor fields, the output is OutputTensor.",
+        "Inputs are named after the desc's input tensor fields, the output is OutputTensor. An ONNX dispatchable "
+        "is written as its graph, with its free dimension overrides applied.",
     )
     _common(export)
+    _free_dims(export)
     export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder (inside the current one)")
     export.add_argument("--allow-any-path", action="store_true", help="let -o name a folder outside the current one")
     export.add_argument(
@@ -157,7 +223,8 @@ def _parser() -> argparse.ArgumentParser:
         help="compare every dispatch on each EP with the numpy reference, or check statically for DirectML",
         description="Run the model's dispatches on each execution provider (CPU fallback disabled on GPUs) and on "
         "the numpy reference, and print per dispatch and EP the max abs/rel error and how many nodes ran on that "
-        "EP. With --static (for --ep dml, without running it): list every node of the lowered graphs that "
+        "EP (an ONNX dispatchable: against the CPU EP). With --static (for --ep dml, without running it): list every "
+        "node of the lowered graphs (and of ONNX dispatchables' graphs) that "
         "ONNX Runtime's DirectML EP would not take. Exit status 1 on a mismatch or a refused node.",
     )
     _common(check)
@@ -169,6 +236,8 @@ def _parser() -> argparse.ArgumentParser:
         "has set up Wine); directml is DirectML's own API executing the desc",
     )
     check.add_argument("--static", action="store_true", help="no execution: the static DirectML EP check")
+    _free_dims(check)
+    _session_options(check)
 
     bench = sub.add_parser(
         "bench",
@@ -181,6 +250,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--ep", choices=("auto", "cpu", "cuda", "dml"), default="auto", help="execution provider (default auto)")
     bench.add_argument("-i", "--iterations", type=int, default=100, help="timed iterations (default 100)")
     bench.add_argument("--json", action="store_true", help="print JSON instead of text lines")
+    _free_dims(bench)
+    _session_options(bench)
 
     inspect = sub.add_parser(
         "inspect",
@@ -195,6 +266,7 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--port", type=int, default=8080, help="localhost port for Netron (default 8080; 0: any free)")
     inspect.add_argument("--no-browser", action="store_true", help="serve without opening a web browser")
     inspect.add_argument("--functions", action="store_true", help="each DML operator as one ONNX function node")
+    _free_dims(inspect)
 
     ops = sub.add_parser(
         "ops",
@@ -216,18 +288,20 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> None:
-    model = dxdispatch.load(args.model, args.feature_level)
+    model = _load(args)
     log = io.StringIO() if args.quiet else sys.stderr
     Executor(model, args.ep, args.opset, sys.stdout, log, args.target, allow_any_path=args.allow_any_path).run()
 
 
 def _check(args: argparse.Namespace) -> int:
-    model = dxdispatch.load(args.model, args.feature_level)
+    model = _load(args)
     if args.static:
         if args.ep and args.ep != ["dml"]:
             raise UsageError("--static checks the DirectML EP only: use --ep dml or no --ep")
         return 0 if check.static_dml(model, sys.stdout, args.opset, args.target) else 1
     eps = args.ep or runtime.engines()
+    if not args.ep and any(isinstance(d, onnx_dispatchable.GraphDispatchable) for d in model.dispatchables.values()):
+        eps = [ep for ep in eps if ep != runtime.DIRECTML]  # DirectML's API runs descs, not ONNX graphs
     for ep in eps:
         runtime.resolve(ep)
     return 0 if check.dynamic(model, eps, sys.stdout, args.opset, args.target) else 1
@@ -245,7 +319,7 @@ def _refuse_dml_fallback(name: str, model: onnx.ModelProto, target: str) -> None
 
 def _export(args: argparse.Namespace) -> None:
     _check_output_folder(args.output, args.allow_any_path)
-    model = dxdispatch.load(args.model, args.feature_level)
+    model = _load(args)
     bound_for_dml = "dml" in targets.TARGETS[args.target].runs_on
     # Lower everything before writing anything: a failure leaves the folder untouched.
     if args.single_graph and args.buffer_inputs:
@@ -259,15 +333,22 @@ def _export(args: argparse.Namespace) -> None:
         for name, d in model.dispatchables.items():
             if not _FILE_NAME.match(name):
                 raise ModelError(d.path, "a dispatchable exported as a file needs a name of letters, digits, '_', '.' and '-'")
+        graphs = {n for n, d in model.dispatchables.items() if isinstance(d, onnx_dispatchable.GraphDispatchable)}
+        if graphs and args.buffer_inputs:
+            raise UsageError(f"--buffer-inputs is for DirectML operator descs: '{min(graphs)}' is an ONNX graph")
+        # An ONNX graph is written as it is (its free dimension overrides applied), not lowered
         lowered = {
-            name: lowering.lower(d.desc, name, args.opset, args.target, buffer_inputs=args.buffer_inputs)
+            name: d.model(args.opset, args.target)
+            if name in graphs
+            else lowering.lower(d.desc, name, args.opset, args.target, buffer_inputs=args.buffer_inputs)
             for name, d in model.dispatchables.items()
         }
         if args.functions:
-            lowered = {name: compose.as_function(m) for name, m in lowered.items()}
-    if bound_for_dml:
+            lowered = {name: m if name in graphs else compose.as_function(m) for name, m in lowered.items()}
+    if bound_for_dml:  # an ONNX graph is not lowered for a target: `check --static` checks it
         for name, m in lowered.items():
-            _refuse_dml_fallback(name, m, args.target)
+            if not isinstance(model.dispatchables.get(name), onnx_dispatchable.GraphDispatchable):
+                _refuse_dml_fallback(name, m, args.target)
     out = Path(args.output)
     paths = {name: out / f"{name}.onnx" for name in lowered}
     for target in paths.values():  # every file checked before the first is written
@@ -304,7 +385,15 @@ def _check_output_folder(output: str, allow_any_path: bool) -> None:
 
 
 def _inspect(args: argparse.Namespace) -> None:
-    model, name = inspection.load(args.model, args.dispatchable, args.opset, args.target, args.functions, args.feature_level)
+    model, name = inspection.load(
+        args.model,
+        args.dispatchable,
+        args.opset,
+        args.target,
+        args.functions,
+        args.feature_level,
+        (args.free_dim_name, args.free_dim_denotation),
+    )
     if args.text:
         inspection.text(model, name, sys.stdout)
         return
@@ -317,7 +406,7 @@ def _inspect(args: argparse.Namespace) -> None:
 def _bench(args: argparse.Namespace) -> None:
     if args.iterations < 1:
         raise UsageError(f"--iterations must be at least 1, got {args.iterations}")
-    model = dxdispatch.load(args.model, args.feature_level)
+    model = _load(args)
     bench.bench(model, args.ep, args.iterations, sys.stdout, sys.stderr, args.json, args.opset, args.target)
 
 

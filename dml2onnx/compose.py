@@ -9,9 +9,9 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from . import __version__, dtypes, lowering, strided
+from . import __version__, dtypes, lowering, onnx_dispatchable, strided
 from .builder import DEFAULT_OPSET, GraphBuilder
-from .dxdispatch import Binding, Dispatch, Model
+from .dxdispatch import Binding, Dispatch, Dispatchable, Model
 from .errors import ModelError
 from .tensor import TensorDesc
 
@@ -78,6 +78,8 @@ class _SingleGraph:
         self.function_protos: dict[str, onnx.FunctionProto] = {}
         self.current: dict[str, str] = {}  # resource -> the value holding its contents now
         self.dispatched: dict[str, int] = {}
+        self.domains: dict[str, int] = {}  # opsets of other domains the inlined ONNX graphs use
+        self.written: list[tuple[Binding, str, TensorDesc, str]] = []
 
     def resource_type(self, name: str, path: tuple[str | int, ...]) -> dtypes.DataType:
         res = self.model.resources[name]
@@ -137,6 +139,9 @@ class _SingleGraph:
         self.dispatched[d.name] = k + 1
         prefix = d.name if k == 0 else f"{d.name}#{k + 1}"
         path = ("commands", index, "bindings")
+        if not isinstance(d, Dispatchable):
+            self._inline(index, cmd, d, prefix)
+            return
         lowered = lowering.lower(d.desc, prefix, self.opset, self.target)
         if self.functions:
             lowered = as_function(lowered)
@@ -160,6 +165,68 @@ class _SingleGraph:
         self.initializers.extend(lowered.graph.initializer)
         for out_binding, value, out, graph_output in written:  # in struct order, as DirectML writes
             self._write(prefix, graph_output, out_binding, value, out, path)
+
+    def _inline(self, index: int, cmd: Dispatch, d: onnx_dispatchable.GraphDispatchable, prefix: str) -> None:
+        """An ONNX graph's nodes, every name prefixed with the dispatch's, between views of the
+        resources bound to it: its inputs in the shapes the bindings give (a free dimension of
+        one the bindings leave open is 1, as when it runs), its outputs written back."""
+        path = ("commands", index, "bindings")
+        planned = onnx_dispatchable.plan(d, cmd.bindings, self.model.resources)
+        graph = onnx.compose.add_prefix(self._at_opset(d), f"{prefix}/", rename_functions=False).graph
+        for p in planned:
+            t, b = p.tensor, p.binding
+            if b is None:  # an output left unbound: computed, not kept
+                continue
+            assert t.data_type is not None
+            self._check_type(b, t.data_type, path + (t.name,))
+            if self.model.resources[b.resource].deferred:
+                raise ModelError(
+                    b.path, f"--single-graph cannot hold deferred resource '{b.resource}': its size is known only when it runs"
+                )
+            assert p.shape is not None
+            tensor = TensorDesc(t.data_type, p.shape)
+            value = f"{prefix}/{t.name}"
+            if t.name in d.inputs:
+                flat = self.read(b.resource, path + (t.name,))
+                if t.elem_type == onnx.TensorProto.BOOL:  # a resource holds BOOL as UINT8 (DxDispatch)
+                    flat = self.node("Cast", [flat], f"{prefix}/{t.name}_bool", "UINT8 bytes as BOOL", to=t.elem_type)
+                view = self.view(prefix, t.name, flat, b, tensor, self.length(b.resource))
+                if view != value:
+                    self.node("Identity", [view], value, f"'{b.resource}' as graph input {t.name}")
+                continue
+            if t.elem_type == onnx.TensorProto.BOOL:
+                value = self.node("Cast", [value], f"{prefix}/{t.name}_uint8", "BOOL as UINT8 bytes", to=t.data_type.onnx)
+            self.written.append((b, value, tensor, t.name))
+        self.nodes.extend(graph.node)
+        self.initializers.extend(graph.initializer)
+        if graph.sparse_initializer:
+            raise ModelError(d.path, "--single-graph does not take sparse initializers")
+        for b, value, tensor, name in self.written:
+            self._write(prefix, name, b, value, tensor, path)
+        self.written.clear()
+
+    def _at_opset(self, d: onnx_dispatchable.GraphDispatchable) -> onnx.ModelProto:
+        """The graph at the single graph's opset (onnx's version converter), its other domains
+        and functions recorded."""
+        model = d.model(self.opset, self.target)
+        for o in model.opset_import:
+            if o.domain not in ("", "ai.onnx") and self.domains.setdefault(o.domain, o.version) != o.version:
+                raise ModelError(
+                    d.path, f"--single-graph needs one version of domain '{o.domain}': {o.version} and {self.domains[o.domain]}"
+                )
+        for f in model.functions:
+            self.function_protos[f"{f.domain}.{f.name}:{f.overload}"] = f
+        have = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), self.opset)
+        if have == self.opset:
+            return model
+        try:
+            return onnx.version_converter.convert_version(model, self.opset)
+        except Exception as e:
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            raise ModelError(
+                d.path,
+                f"--single-graph puts every graph at --opset {self.opset}, but this one (opset {have}) does not convert: {first}",
+            ) from None
 
     def _add_function(self, f: onnx.FunctionProto, call: onnx.NodeProto, prefix: str) -> None:
         """Several dispatches of one operator type are overloads of `dml.<OPERATOR>` (IR 10)."""
@@ -265,6 +332,7 @@ def single_graph(
         doc_string=f"DxDispatch model '{model.path.name}' as one graph, by dml2onnx {__version__}",
     )
     opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(FUNCTION_DOMAIN, 1)] if functions else [])
+    opsets += [helper.make_opsetid(domain, version) for domain, version in sg.domains.items()]
     out = helper.make_model(
         graph,
         opset_imports=opsets,
@@ -280,7 +348,10 @@ def single_graph(
             "dml2onnx.target": target,
             "dml2onnx.opset": str(opset),
             "dml2onnx.single_graph": "true",
-            "dml2onnx.dispatchables": json.dumps({n: d.desc.source for n, d in model.dispatchables.items()}, sort_keys=True),
+            "dml2onnx.dispatchables": json.dumps(
+                {n: d.desc.source if isinstance(d, Dispatchable) else d.source for n, d in model.dispatchables.items()},
+                sort_keys=True,
+            ),
         },
     )
     return lowering.checked(out)

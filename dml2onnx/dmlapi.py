@@ -241,6 +241,7 @@ def execute(
     hide_int64: bool = True,
     compute: bool = False,
     name: str | None = None,
+    initial_outputs: dict[str, bytes] | None = None,
 ) -> Result:
     """Runs `desc` with DirectML's API (in dml_exec under Wine). `flags`: DML_EXECUTION_FLAGS
     (1 allows half-precision computation, 2 disables meta commands). `hide_int64` hides
@@ -265,7 +266,10 @@ def execute(
             outs.append((0, None))
         else:
             size = b.tensor.size_in_bytes
-            outs.append((size, None if output_fill is None else bytes([output_fill]) * size))
+            start = (initial_outputs or {}).get(b.name)
+            if start is None:
+                start = None if output_fill is None else bytes([output_fill]) * size
+            outs.append((size, start))
     h = host(hide_int64, compute)
     what = f"{desc.schema.full_name}" + (f" '{name}'" if name else "")
     raw, stats = h.execute(packed, ins, outs, flags, what)
@@ -289,11 +293,13 @@ class DmlApiSession:
     def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         return execute(self.desc, feeds, name=self.name).output
 
-    def run_all(self, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Every output, named as the lowered graph names them (lowering.graph_output)."""
+    def run_all(self, feeds: dict[str, np.ndarray], initial_outputs: dict[str, bytes] | None = None) -> dict[str, np.ndarray]:
+        """Every output, named as the lowered graph names them (lowering.graph_output).
+        `initial_outputs`: each output buffer's contents before DirectML writes it (by field: the
+        bound resource's bytes, as DxDispatch binds the resource itself), else zeros."""
         from . import lowering
 
-        # outputs start zeroed, as the models' output resources do: what DirectML leaves unwritten
-        # (NONZERO_COORDINATES' rows past the count) prints as the graphs write it
-        outputs = execute(self.desc, feeds, name=self.name, output_fill=0).outputs
+        # what DirectML leaves unwritten (NONZERO_COORDINATES' rows past the count) keeps the
+        # resource's contents, as in DxDispatch; without them, zeros, as the graphs write them
+        outputs = execute(self.desc, feeds, name=self.name, output_fill=0, initial_outputs=initial_outputs).outputs
         return {lowering.graph_output(self.desc, f): v for f, v in outputs.items()}

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import files, lowering
+from . import files, images, lowering
 from .desc import OperatorDesc, parse_operator_desc, split_type_and_desc
 from .errors import JsonPath, ModelError
 from .jsonvalues import (
@@ -24,6 +24,9 @@ from .jsonvalues import (
 )
 from .resources import Resource, parse_resource
 from .schema import NEWEST_LEVEL, Kind
+
+if TYPE_CHECKING:
+    from .onnx_dispatchable import GraphDispatchable
 
 MAX_MODEL_BYTES = 256 * 2**20
 _EXECUTION_FLAGS = {"NONE": 0, "ALLOW_HALF_PRECISION_COMPUTATION": 1, "DISABLE_META_COMMANDS": 2, "DESCRIPTORS_VOLATILE": 4}
@@ -44,6 +47,7 @@ class Binding:
     resource: str
     offset: int  # bytes from the start of the resource
     path: JsonPath
+    shape: tuple[int, ...] | None = None  # an ONNX dispatchable's binding shape (onnx_dispatchable.py)
 
 
 @dataclass
@@ -89,7 +93,7 @@ Command = Dispatch | Print | WriteFile
 class Model:
     path: Path
     resources: dict[str, Resource]
-    dispatchables: dict[str, Dispatchable]
+    dispatchables: dict[str, Dispatchable | GraphDispatchable]  # a desc, or an ONNX graph (onnx_dispatchable.py)
     commands: list[Command] = field(default_factory=list)
 
 
@@ -118,7 +122,7 @@ def parse(root: Any, model_dir: Path, path: Path = Path("model.json"), level: st
         for name, v in expect_object(obj["resources"], ("resources",)).items()
     }
     dispatchables = {
-        name: _dispatchable(name, v, ("dispatchables", name), resources, level)
+        name: _dispatchable(name, v, ("dispatchables", name), resources, level, model_dir)
         for name, v in expect_object(obj["dispatchables"], ("dispatchables",)).items()
     }
     model = Model(path, resources, dispatchables)
@@ -127,12 +131,20 @@ def parse(root: Any, model_dir: Path, path: Path = Path("model.json"), level: st
     return model
 
 
-def _dispatchable(name: str, value: Any, path: JsonPath, resources: dict[str, Resource], level: str) -> Dispatchable:
+def _dispatchable(
+    name: str, value: Any, path: JsonPath, resources: dict[str, Resource], level: str, model_dir: Path
+) -> Dispatchable | GraphDispatchable:
+    from . import onnx_dispatchable
+
     obj = expect_object(value, path)
     type_key = "Type" if "Type" in obj else "type"
-    if isinstance(obj.get(type_key), str) and obj[type_key].lower() in ("hlsl", "onnx", "dmlserializedgraph"):
+    if isinstance(obj.get(type_key), str) and obj[type_key].lower() in onnx_dispatchable.GRAPH_KINDS:
+        return onnx_dispatchable.parse(name, obj, path, model_dir, level)
+    if isinstance(obj.get(type_key), str) and obj[type_key].lower() == "hlsl":
         raise ModelError(
-            path + (type_key,), f"'{obj[type_key]}' dispatchables are not supported: dml2onnx compiles DirectML operator descs"
+            path + (type_key,),
+            "'hlsl' dispatchables are compute shaders, which cannot be lowered to ONNX: run them with DxDispatch, "
+            "or describe the computation with DirectML operators (dml2onnx ops lists them)",
         )
     extra = ("bindings", "executionFlags", "dmlCompileType")
     type_name, desc_obj, desc_path = split_type_and_desc(obj, path, extra)
@@ -224,6 +236,8 @@ def _binding(v: Any, p: JsonPath, resources: dict[str, Resource]) -> Binding:
         offset = element_offset * element_size
     if name not in resources:
         raise ModelError(p, f"unknown resource '{name}'")
+    if resources[name].deferred:
+        raise ModelError(p, f"resource '{name}' is deferred: only an ONNX dispatchable's output can be bound to it")
     return Binding(name, offset, p)
 
 
@@ -248,6 +262,12 @@ def _command(value: Any, path: JsonPath, model: Model) -> Command:
         d = model.dispatchables.get(name)
         if d is None:
             raise ModelError(path + ("dispatchable",), f"unknown dispatchable '{name}'")
+        if not isinstance(d, Dispatchable):
+            from . import onnx_dispatchable
+
+            return Dispatch(
+                name, onnx_dispatchable.parse_bindings(obj["bindings"], path + ("bindings",), d, model.resources), path
+            )
         bindings = _bindings(obj["bindings"], path + ("bindings",), d.desc, model.resources)
         for point in (*d.desc.inputs, *d.desc.outputs):
             if point not in bindings and point not in d.init_bindings:
@@ -263,6 +283,10 @@ def _command(value: Any, path: JsonPath, model: Model) -> Command:
         res = model.resources.get(name)
         if res is None:
             raise ModelError(path + ("resource",), f"unknown resource '{name}'")
+        if res.deferred and not any(
+            isinstance(c, Dispatch) and any(b.resource == name for b in c.bindings.values()) for c in model.commands
+        ):
+            raise ModelError(path + ("resource",), f"resource '{name}' is deferred and no dispatch before this command writes it")
         if kind == "print":
             if res.data_type is None:
                 raise ModelError(path + ("resource",), f"resource '{name}' has no data type to print")
@@ -286,11 +310,13 @@ def _write_file(obj: dict[str, Any], path: JsonPath, res: Resource) -> WriteFile
     if "dimensions" in obj:
         p = path + ("dimensions",)
         dims = tuple(expect_uint32(d, p + (i,)) for i, d in enumerate(expect_array(obj["dimensions"], p)))
-    if target.lower().endswith(".npy"):
+    if target.lower().endswith(".npy") and not res.deferred:  # a deferred one takes the output's shape
         if res.data_type is None:
             raise ModelError(path + ("resource",), f"resource '{res.name}' has no data type for .npy")
         if dims is not None and math.prod(dims) * res.data_type.size > res.size:
             raise ModelError(
                 path + ("dimensions",), f"{list(dims)} needs more than the {res.size} bytes of resource '{res.name}'"
             )
+    elif images.is_image(target):
+        images.check_write(target, res, dims, path)
     return WriteFile(res.name, target, dims, path)

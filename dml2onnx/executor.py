@@ -9,10 +9,10 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from . import files, lowering, resources, runtime
+from . import files, images, lowering, onnx_dispatchable, runtime
 from .builder import DEFAULT_OPSET
-from .dxdispatch import Dispatch, Model, Print, WriteFile
-from .errors import ModelError, RuntimeFailure, format_path
+from .dxdispatch import Dispatch, Dispatchable, Model, Print, WriteFile
+from .errors import ModelError, RuntimeFailure, UsageError, format_path
 from .files import npy_bytes
 from .printing import format_print
 from .tensor import TensorDesc
@@ -40,18 +40,24 @@ def write_tensor(buffer: bytearray, offset: int, tensor: TensorDesc, values: np.
 
 def _check_target(cmd: WriteFile, allow_any_path: bool) -> None:
     """A writeFile's target, checked before any command runs: inside the current folder unless
-    allowed elsewhere, and nothing there that only a regular file may replace."""
-    if Path(cmd.target).suffix.lower() in resources.IMAGE_SUFFIXES:
-        # DxDispatch encodes an image there; raw floats under an image's name would mislead
-        raise ModelError(
-            cmd.path + ("targetPath",),
-            f"writing an image ({Path(cmd.target).suffix}) is not supported by dml2onnx yet: name a .npy or raw file",
-        )
+    allowed elsewhere, and nothing there that only a regular file may replace. An image name
+    needs Pillow (images.py); one DxDispatch does not encode is refused, not written raw."""
+    p = cmd.path + ("targetPath",)
+    images.refuse_other(cmd.target, p, writing=True)
+    if images.is_image(cmd.target):
+        images.pillow(p, "writing")
     try:
         files.refuse_outside(cmd.target, allow_any_path)
         files.writable_target(cmd.target)
     except files.PathRefused as e:
         raise ModelError(cmd.path + ("targetPath",), str(e)) from None
+
+
+class _ReferenceGraph:
+    """A graph dispatchable's numpy reference, with runtime.Session's run_all."""
+
+    def __init__(self, reference: onnx_dispatchable.Reference) -> None:
+        self.run_all = reference
 
 
 class Executor:
@@ -81,10 +87,13 @@ class Executor:
         # (dispatchable, {output field: its values}) per dispatch
         self.results: list[tuple[str, dict[str, np.ndarray]]] = []
         self.emitted: list[tuple[str, np.ndarray]] = []  # (resource, whole buffer) per print/writeFile
+        self.shapes: dict[str, tuple[int, ...]] = {}  # a deferred resource's: its output's last shape
+        self.plans: dict[int, list[onnx_dispatchable.Planned]] = {}  # id(dispatch of an ONNX graph) -> its tensors
         # Tensors bound at initialization (OWNED_BY_DML) take the resources' initial contents.
         self.init_values = {
             (d.name, point): read_tensor(self.buffers[b.resource], b.offset, d.desc.tensor(point))
             for d in model.dispatchables.values()
+            if isinstance(d, Dispatchable)
             for point, b in d.init_bindings.items()
         }
 
@@ -95,7 +104,9 @@ class Executor:
     def session(self, name: str) -> Any:
         if name not in self.sessions:
             d = self.model.dispatchables[name]
-            if self.ep == "reference":
+            if not isinstance(d, Dispatchable):
+                self.sessions[name] = self._graph_session(d)
+            elif self.ep == "reference":
                 self.sessions[name] = runtime.ReferenceSession(name, d.desc)
             elif self.ep == runtime.DIRECTML:
                 from . import dmlapi
@@ -106,7 +117,31 @@ class Executor:
                 self.sessions[name] = runtime.create(model, name, self.ep)
         return self.sessions[name]
 
+    def _graph_session(self, d: onnx_dispatchable.GraphDispatchable) -> runtime.Session:
+        """A graph's session: on the EP; for `reference`, its numpy reference where it has one (a
+        serialized graph's descs), else the CPU EP (`check` says so: an ONNX file has none)."""
+        if self.ep == runtime.DIRECTML:
+            raise UsageError(
+                f"dispatchable '{d.name}' is an ONNX graph: --ep directml runs DirectML operator descs through "
+                "DirectML's own API; use --ep dml (ONNX Runtime's DirectML EP) for ONNX graphs"
+            )
+        if self.ep == "reference" and d.reference is not None:
+            return _ReferenceGraph(d.reference)
+        configure = None if d.settings.default_session else d.settings.configure
+        return runtime.create(d.model(self.opset, self.target), d.name, "cpu" if self.ep == "reference" else self.ep, configure)
+
+    def plan(self, cmd: Dispatch) -> list[onnx_dispatchable.Planned]:
+        """An ONNX graph dispatch's tensors and shapes (checked once, before any command runs)."""
+        if id(cmd) not in self.plans:
+            d = self.model.dispatchables[cmd.dispatchable]
+            assert not isinstance(d, Dispatchable)
+            self.plans[id(cmd)] = onnx_dispatchable.plan(d, cmd.bindings, self.model.resources)
+        return self.plans[id(cmd)]
+
     def run(self) -> None:
+        for cmd in self.model.commands:  # ONNX graphs' bindings: checked once overrides are known
+            if isinstance(cmd, Dispatch) and not isinstance(self.model.dispatchables[cmd.dispatchable], Dispatchable):
+                self.plan(cmd)
         self.log.write(f"dml2onnx: running '{self.model.path}' on {self.ep_name}\n")
         # Compile every dispatched operator first, as DxDispatch initializes them up front.
         for cmd in self.model.commands:
@@ -122,6 +157,12 @@ class Executor:
 
     def inputs(self, cmd: Dispatch) -> dict[str, np.ndarray]:
         d = self.model.dispatchables[cmd.dispatchable]
+        if not isinstance(d, Dispatchable):
+            return {
+                p.tensor.name: onnx_dispatchable.read_input(self.buffers[p.binding.resource], p)
+                for p in self.plan(cmd)
+                if p.tensor.name in d.inputs and p.binding is not None
+            }
         feeds = {}
         for point in lowering.input_names(d.desc):
             b, initial = cmd.binding(point, d)
@@ -135,27 +176,69 @@ class Executor:
     def dispatch(self, cmd: Dispatch) -> None:
         session = self.session(cmd.dispatchable)
         feeds = self.inputs(cmd)
-        start = time.perf_counter()
-        values = session.run_all(feeds)
-        ms = (time.perf_counter() - start) * 1e3
         d = self.model.dispatchables[cmd.dispatchable]
-        result = lowering.by_field(d.desc, values)
-        for field, value in result.items():  # in struct order, as DirectML writes its outputs
-            out, _ = cmd.binding(field, d)
-            write_tensor(self.buffers[out.resource], out.offset, d.desc.tensor(field), value)
+        start = time.perf_counter()
+        if self.ep == runtime.DIRECTML and isinstance(d, Dispatchable):
+            values = session.run_all(feeds, self.output_bytes(cmd, d))
+        else:
+            values = session.run_all(feeds)
+        ms = (time.perf_counter() - start) * 1e3
+        if isinstance(d, Dispatchable):
+            result = lowering.by_field(d.desc, values)
+            for field, value in result.items():  # in struct order, as DirectML writes its outputs
+                out, _ = cmd.binding(field, d)
+                write_tensor(self.buffers[out.resource], out.offset, d.desc.tensor(field), value)
+        else:
+            result = values
+            self._write_outputs(cmd, values)
         self.results.append((cmd.dispatchable, result))
         self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iteration, {ms:.4f} ms ({self.ep_name})\n")
+
+    def output_bytes(self, cmd: Dispatch, d: Dispatchable) -> dict[str, bytes]:
+        """Each output's bound bytes now (TotalTensorSizeInBytes from the binding's offset): DirectML's
+        API writes into them, so what it leaves unwritten keeps the resource's contents."""
+        out = {}
+        for field in d.desc.outputs:
+            b, _ = cmd.binding(field, d)
+            size = d.desc.tensor(field).size_in_bytes
+            out[field] = bytes(self.buffers[b.resource][b.offset : b.offset + size])
+        return out
+
+    def _write_outputs(self, cmd: Dispatch, values: dict[str, np.ndarray]) -> None:
+        """An ONNX graph's outputs into their resources, from the first byte, in graph order; a
+        deferred resource becomes the output (its size and shape)."""
+        for p in self.plan(cmd):
+            if p.binding is None or p.tensor.name not in values:  # an input, or an output left unbound
+                continue
+            value = values[p.tensor.name]
+            if p.shape is not None and value.shape != p.shape:
+                raise ModelError(
+                    p.binding.path, f"output '{p.tensor.name}' has shape {list(value.shape)} when run, not {list(p.shape)}"
+                )
+            data = np.ascontiguousarray(value).tobytes()
+            if self.model.resources[p.binding.resource].deferred:
+                self.buffers[p.binding.resource] = bytearray(data)
+                self.shapes[p.binding.resource] = tuple(value.shape)
+            else:
+                self.buffers[p.binding.resource][: len(data)] = data
+
+    def _length(self, name: str) -> int:
+        """Elements of its data type in the whole buffer (a deferred one's: its output's)."""
+        res = self.model.resources[name]
+        assert res.data_type is not None
+        return len(self.buffers[name]) // res.data_type.size if res.deferred else res.length
 
     def resource_values(self, name: str, count: int | None = None) -> np.ndarray:
         res = self.model.resources[name]
         assert res.data_type is not None
-        n = res.print_count if count is None else count
-        return np.frombuffer(self.buffers[name], dtype=res.data_type.numpy, count=n)
+        if count is None:  # DxDispatch prints a deferred resource whole
+            count = self._length(name) if res.deferred else res.print_count
+        return np.frombuffer(self.buffers[name], dtype=res.data_type.numpy, count=count)
 
     def snapshot(self, name: str) -> None:
         res = self.model.resources[name]
         if res.data_type is not None:
-            self.emitted.append((name, self.resource_values(name, res.length).copy()))
+            self.emitted.append((name, self.resource_values(name, self._length(name)).copy()))
 
     def print(self, cmd: Print) -> None:
         self.snapshot(cmd.resource)
@@ -170,10 +253,13 @@ class Executor:
         target = Path(cmd.target)
         if target.suffix.lower() == ".npy":
             assert res.data_type is not None
-            shape = cmd.dimensions if cmd.dimensions is not None else (res.length,)
+            shape = self.shapes.get(cmd.resource) or (cmd.dimensions if cmd.dimensions is not None else (res.length,))
             values = self.resource_values(cmd.resource, int(np.prod(shape, dtype=np.int64)))
             descr = values.dtype.newbyteorder("<").str
             data = npy_bytes(values.astype(descr).tobytes(), descr, tuple(shape))
+        elif images.is_image(target):  # dxdispatch.py checked the type and dimensions
+            assert res.data_type is not None
+            data = images.encode(self.buffers[cmd.resource], res.data_type, cmd.dimensions, cmd.target, cmd.path)
         else:
             data = bytes(self.buffers[cmd.resource])
         try:

@@ -9,16 +9,23 @@ from typing import TextIO
 import onnx
 from onnx import TensorProto
 
-from . import compose, dxdispatch, files, limits, lowering
+from . import compose, dxdispatch, files, limits, lowering, onnx_dispatchable
 from .errors import ModelError, RuntimeFailure, UsageError
 from .schema import NEWEST_LEVEL
 
 
 def load(
-    path: str, dispatchable: str | None, opset: int, target: str, functions: bool, level: str = NEWEST_LEVEL
+    path: str,
+    dispatchable: str | None,
+    opset: int,
+    target: str,
+    functions: bool,
+    level: str = NEWEST_LEVEL,
+    free_dims: tuple[list[str], list[str]] = ([], []),
 ) -> tuple[onnx.ModelProto, str]:
     """An .onnx file as it is, or a DxDispatch model lowered: one dispatchable, or all of them as
-    one graph. Returns the model and a name for it."""
+    one graph. Returns the model and a name for it. An ONNX dispatchable is its graph as it is,
+    `free_dims` (-f, -F) and its own free dimension overrides applied."""
     p = Path(path)
     if p.suffix.lower() == ".onnx":
         if dispatchable:
@@ -37,6 +44,7 @@ def load(
             raise ModelError((), f"{files.shown(path)} is not an ONNX model: {type(e).__name__}") from None
         return model, p.stem
     model = dxdispatch.load(p, level)
+    onnx_dispatchable.apply_command_line(model.dispatchables, *free_dims)
     names = list(model.dispatchables)
     if dispatchable is None and len(names) == 1:
         dispatchable = names[0]
@@ -44,7 +52,10 @@ def load(
         return compose.single_graph(model, p.stem, opset, target, functions), p.stem
     if dispatchable not in model.dispatchables:
         raise UsageError(f"no dispatchable '{dispatchable}' in {path} (dispatchables: {', '.join(names)})")
-    lowered = lowering.lower(model.dispatchables[dispatchable].desc, dispatchable, opset, target)
+    d = model.dispatchables[dispatchable]
+    if isinstance(d, onnx_dispatchable.GraphDispatchable):  # shapes inferred for the table, the graph unchanged
+        return onnx.shape_inference.infer_shapes(d.model(opset, target)), dispatchable
+    lowered = lowering.lower(d.desc, dispatchable, opset, target)
     return (compose.as_function(lowered) if functions else lowered), dispatchable
 
 

@@ -38,3 +38,9 @@ def bytes_limit(limit: int) -> Iterator[None]:
         yield
     finally:
         _max_bytes = previous
+
+
+# Images (dml2onnx/images.py): an image's width x height, checked from its header before it is
+# decoded, and on resampleSize and writeFile dimensions. A small file can claim a huge image (a
+# "decompression bomb"); 8192 x 8192 is 256 MiB of RGBA, below Pillow's own warning limit.
+MAX_IMAGE_PIXELS = 8192 * 8192

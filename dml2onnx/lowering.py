@@ -8,7 +8,7 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from . import __version__, choices, featurelevels, ops, strided
+from . import __version__, choices, featurelevels, ops, output_views, strided
 from .builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, GraphBuilder
 from .desc import OperatorDesc
 from .errors import UsageError
@@ -79,6 +79,20 @@ def lower(
             )
         b.set_output(result, graph_output(desc, field), out.data_type, out.sizes)
     graph = b.graph(name, f"{desc.schema.full_name} lowered by dml2onnx {__version__}")
+    props = {
+        "dml2onnx.operator": desc.schema.full_name,
+        "dml2onnx.target": target,
+        "dml2onnx.lowering": chosen,
+        "dml2onnx.inputs": "buffers" if buffer_inputs else "tensors",
+        "dml2onnx.opset": str(opset),
+        "dml2onnx.desc": json.dumps(desc.source, sort_keys=True),
+    }
+    return checked(output_views.apply(model_of(graph, opset, f"DirectML {desc.schema.full_name} '{name}'", props)))
+
+
+def model_of(graph: onnx.GraphProto, opset: int, doc: str, props: dict[str, str]) -> onnx.ModelProto:
+    """`graph` as a dml2onnx model of the default ONNX domain at `opset`, with metadata `props`
+    (and dml2onnx.version)."""
     opsets = [helper.make_opsetid("", opset)]
     model = helper.make_model(
         graph,
@@ -87,20 +101,9 @@ def lower(
         producer_version=__version__,
         ir_version=helper.find_min_ir_version_for(opsets),
     )
-    model.doc_string = f"DirectML {desc.schema.full_name} '{name}'"
-    helper.set_model_props(
-        model,
-        {
-            "dml2onnx.version": __version__,
-            "dml2onnx.operator": desc.schema.full_name,
-            "dml2onnx.target": target,
-            "dml2onnx.lowering": chosen,
-            "dml2onnx.inputs": "buffers" if buffer_inputs else "tensors",
-            "dml2onnx.opset": str(opset),
-            "dml2onnx.desc": json.dumps(desc.source, sort_keys=True),
-        },
-    )
-    return checked(model)
+    model.doc_string = doc
+    helper.set_model_props(model, {"dml2onnx.version": __version__, **props})
+    return model
 
 
 def checked(model: onnx.ModelProto) -> onnx.ModelProto:

@@ -1,5 +1,5 @@
 """DxDispatch `resources`: byte buffers and their initializers (array, list, constant,
-sequence, .npy and raw files)."""
+sequence, .npy, raw and image files; images.py decodes the images)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes, files, halfconv, limits
+from . import dtypes, files, halfconv, images, limits
 from .errors import JsonPath, ModelError
 from .jsonvalues import (
     expect_enum,
@@ -27,10 +27,6 @@ from .jsonvalues import (
 )
 
 _KEYS = ("initialValuesDataType", "initialValues", "sizeInBytes", "initialValuesOffsetInBytes")
-# Image files, which DxDispatch decodes (initializers, resampleSize/resampleMode) and encodes
-# (writeFile): not supported yet, refused by name rather than read or written as raw bytes
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".tif", ".tiff", ".webp")
-IMAGE_KEYS = ("resampleSize", "resampleMode")
 _DATA_TYPES = {t.name: t.numpy for t in dtypes.ALL} | {"UNKNOWN": None}
 
 
@@ -40,6 +36,9 @@ class Resource:
     data_type: dtypes.DataType | None  # None: UNKNOWN (a mixed list)
     initial: bytes  # the initializer's bytes, written at offset 0
     size: int  # sizeInBytes
+    # "initialValues": "deferred": no bytes until an ONNX dispatchable's output, bound to it,
+    # gives it that output's size and contents (DxDispatch's useDeferredBinding)
+    deferred: bool = False
 
     @property
     def print_count(self) -> int:
@@ -65,10 +64,7 @@ def _limit() -> str:
 
 def parse_resource(name: str, value: Any, path: JsonPath, model_dir: Path) -> Resource:
     obj = expect_object(value, path)
-    for key in IMAGE_KEYS:
-        if key in obj:
-            raise ModelError(path + (key,), "image initializers are not supported by dml2onnx yet")
-    reject_unknown_keys(obj, _KEYS, path, "a buffer resource")
+    reject_unknown_keys(obj, _KEYS + images.KEYS, path, "a buffer resource")
     dtype: dtypes.DataType | None = None
     if "initialValuesDataType" in obj:
         p = path + ("initialValuesDataType",)
@@ -76,7 +72,13 @@ def parse_resource(name: str, value: Any, path: JsonPath, model_dir: Path) -> Re
         dtype = dtypes.BY_NAME.get(short)
     if "initialValues" not in obj:
         raise ModelError(path + ("initialValues",), "required field is missing")
-    data, dtype = _initial_bytes(obj["initialValues"], dtype, path, model_dir)
+    if obj["initialValues"] == "deferred":
+        return _deferred(name, obj, dtype, path)
+    if images.names_image(obj["initialValues"]):
+        data, dtype = _image_bytes(obj, dtype, path, model_dir)
+    else:
+        images.refuse_keys(obj, path)
+        data, dtype = _initial_bytes(obj["initialValues"], dtype, path, model_dir)
     if not data:
         raise ModelError(path + ("initialValues",), "'initialValues' must be non-empty")
     offset = 0
@@ -95,6 +97,14 @@ def parse_resource(name: str, value: Any, path: JsonPath, model_dir: Path) -> Re
     return Resource(name, dtype, data, size)
 
 
+def _deferred(name: str, obj: dict[str, Any], dtype: dtypes.DataType | None, path: JsonPath) -> Resource:
+    """A deferred resource: its type must be the output's (onnx_dispatchable.py checks)."""
+    for key in ("sizeInBytes", "initialValuesOffsetInBytes"):
+        if key in obj:
+            raise ModelError(path + (key,), "a deferred resource takes its size from the output bound to it")
+    return Resource(name, _need_type(dtype, path, "a deferred resource"), b"", 0, deferred=True)
+
+
 def _need_type(dtype: dtypes.DataType | None, path: JsonPath, what: str) -> dtypes.DataType:
     if dtype is None:
         raise ModelError(path + ("initialValuesDataType",), f"a known data type is required for {what}")
@@ -109,7 +119,7 @@ def _initial_bytes(
     if isinstance(init, str):
         raise ModelError(
             p,
-            "only arrays and objects are supported here ('deferred' belongs to ONNX dispatchables, which dml2onnx does not run)",
+            'expected an array, an object, or "deferred" (a resource an ONNX dispatchable\'s output sizes)',
         )
     if isinstance(init, list):
         if dtype is None:
@@ -225,16 +235,34 @@ def _resolve(source: str, model_dir: Path) -> Path:
     return path
 
 
-def _file_bytes(source: str, dtype: dtypes.DataType | None, p: JsonPath, model_dir: Path) -> tuple[bytes, dtypes.DataType | None]:
-    sp = p + ("sourcePath",)
+def _read_source(source: str, sp: JsonPath, model_dir: Path, extra: int = 0) -> tuple[Path, bytes]:
+    """The file a sourcePath names (at `sp`) and its bytes: at most the buffer limit + `extra`."""
     try:
         files.check_name(source)
         path = _resolve(source, model_dir)
-        if path.suffix.lower() in IMAGE_SUFFIXES:
-            raise ModelError(sp, "image initializers are not supported by dml2onnx")
-        raw = files.read_regular(path, limits.max_bytes() + _NPY_MAX_HEADER, f"the {_limit()}", label=source)
+        return path, files.read_regular(path, limits.max_bytes() + extra, f"the {_limit()}", label=source)
     except files.PathRefused as e:
         raise ModelError(sp, str(e)) from None
+
+
+def _image_bytes(
+    obj: dict[str, Any], dtype: dtypes.DataType | None, path: JsonPath, model_dir: Path
+) -> tuple[bytes, dtypes.DataType]:
+    """An image initializer's bytes and data type: its fields checked first, then the file read
+    and decoded."""
+    p = path + ("initialValues",)
+    reject_unknown_keys(obj["initialValues"], ["sourcePath"], p, "a file initializer")
+    shape = images.parse_resample(obj, dtype, path)
+    source, sp = obj["initialValues"]["sourcePath"], p + ("sourcePath",)
+    images.pillow(sp, "decoding")  # before reading the file: the missing library is the first thing to fix
+    _, raw = _read_source(source, sp, model_dir)
+    return images.decode(raw, source, shape, sp), shape.data_type
+
+
+def _file_bytes(source: str, dtype: dtypes.DataType | None, p: JsonPath, model_dir: Path) -> tuple[bytes, dtypes.DataType | None]:
+    sp = p + ("sourcePath",)
+    images.refuse_other(source, sp, writing=False)
+    path, raw = _read_source(source, sp, model_dir, _NPY_MAX_HEADER)
     if path.suffix.lower() != ".npy":
         return raw, _need_type(dtype, p[:-1], "a raw file initializer")
     file_type, data = read_npy(raw, sp, source)

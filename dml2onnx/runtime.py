@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -143,13 +144,22 @@ def _options(rt: ModuleType) -> Any:
     return options
 
 
-def create(model: onnx.ModelProto, name: str, ep: str) -> Session:
+def create(model: onnx.ModelProto, name: str, ep: str, configure: Callable[[Any], None] | None = None) -> Session:
+    """A session on `ep`. `configure(options)`: an ONNX dispatchable's own session settings,
+    applied before dml2onnx's (which keep a GPU EP from falling back to the CPU)."""
     if ep == "dml" and wine_dml():
         from . import winhost
 
+        if configure is not None:
+            raise RuntimeFailure(
+                f"dispatchable '{name}': session options (sessionOptionsConfigEntries, graphOptimizationLevel, "
+                "loggingLevel) cannot be passed to the DirectML EP under Wine: remove them, or use another EP"
+            )
         return winhost.create(model, name)
     rt = ort()
     options = _options(rt)
+    if configure is not None:
+        configure(options)
     if ep != "cpu":
         # A node the GPU EP cannot take must fail here, not run on the CPU unnoticed.
         options.add_session_config_entry("session.disable_cpu_ep_fallback", "1")

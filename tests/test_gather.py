@@ -452,10 +452,8 @@ def test_native_one_tuple_keeps_a_dimension() -> None:
     fields = {"InputTensor": tensor(F32, [3]), "IndicesTensor": tensor("INT64", [1]), "OutputTensor": tensor(F32, [1])}
     fields |= {"InputDimensionCount": 1, "IndicesDimensionCount": 1}
     model = lowering.lower(make_desc("GATHER_ND", fields), "t", target="dml")
-    shapes = {
-        v.name: [d.dim_value for d in v.type.tensor_type.shape.dim]
-        for v in onnx.shape_inference.infer_shapes(model).graph.value_info
-    }
+    inferred = onnx.shape_inference.infer_shapes(model).graph
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in [*inferred.value_info, *inferred.output]}
     (node,) = [n for n in model.graph.node if n.op_type == "GatherND"]
     assert shapes[node.input[1]] == [1, 1] and shapes[node.output[0]] == [1]
     x = np.array([5, 6, 7], np.float32)

@@ -458,11 +458,11 @@ CASES: list[tuple[str, str, Mutation, str, str]] = [
         "1 to 3 thread group counts",
     ),
     (
-        "image-initializer",
+        "resample-not-an-image",
         "argmax",
         setitem(lambda m: m["resources"]["InputTensor"], "resampleSize", [1, 3, 8, 8]),
         "resources.InputTensor.resampleSize",
-        "image initializers are not supported",
+        "applies to image initializers only",
     ),
     (
         "resource-unknown-generator",
@@ -506,9 +506,10 @@ def test_thread_group_count_is_accepted_and_ignored(tmp_path: Path, monkeypatch:
     assert out == plain[1] and out.startswith("Resource 'OutputTensor': ")
 
 
-@pytest.mark.parametrize("suffix", [".png", ".JPG", ".bmp"])
+@pytest.mark.parametrize("suffix", [".bmp", ".jpeg", ".GIF"])
 def test_write_file_to_an_image_is_refused(suffix: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """DxDispatch encodes an image there: raw floats under an image's name are never written."""
+    """Raw bytes are never written under an image's name: DxDispatch encodes only .png and .jpg
+    (tests/test_images.py) and would write raw bytes under these."""
     model = copy.deepcopy(base_models()["argmax"])
     model["commands"][1]["targetPath"] = f"out{suffix}"
     (tmp_path / "model.json").write_text(json.dumps(model))
@@ -516,8 +517,8 @@ def test_write_file_to_an_image_is_refused(suffix: str, tmp_path: Path, monkeypa
     status, out, err = run_cli("run", "model.json")
     assert status == 2 and out == "", (out, err)
     assert err.strip() == (
-        f"dml2onnx: error: commands[1].targetPath: writing an image ({suffix}) is not supported by dml2onnx yet: "
-        "name a .npy or raw file"
+        "dml2onnx: error: commands[1].targetPath: DxDispatch treats only .jpg and .png names as images "
+        "(it would write raw bytes under this name): name a .png or .jpg, or a .npy or raw file"
     )
     assert list(tmp_path.iterdir()) == [tmp_path / "model.json"]
 

@@ -4,6 +4,7 @@ zeros past the count, refusals, and properties against the numpy reference."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,7 @@ from dml2onnx.desc import parse_operator_desc
 from dml2onnx.errors import format_path
 from matrix_nonzero_coordinates import TYPES
 from strategies import SEEDS, shapes
-from support import EPS, assert_matches_reference, every_output, make_desc, refusal, tensor
+from support import EPS, assert_matches_reference, every_output, make_desc, printed, refusal, run_cli, tensor, write_model
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -131,3 +132,31 @@ def test_directml_leaves_the_rows_past_the_count_unwritten() -> None:
     narrow = parse_operator_desc("NONZERO_COORDINATES", fields("INT8", (2, 3), 1), ("desc",), ("type",))
     with pytest.raises(dmlapi.DmlApiError):
         dmlapi.execute(narrow, {"InputTensor": np.array([[0, 1, 0], [2, 0, 0]], np.int8)})
+
+
+@live
+@pytest.mark.parametrize("ep", ["directml", "cpu"])
+def test_rows_past_the_count_keep_the_resource_contents_under_directml(tmp_path: Path, ep: str) -> None:
+    """`run --ep directml` binds the output resource's bytes as DirectML's output buffer, as
+    DxDispatch does: the rows past the count keep the resource's 7s; the lowered graphs write zeros
+    there (the reference's rows past the count)."""
+    model = {
+        "resources": {
+            "input": {"initialValuesDataType": "FLOAT32", "initialValues": PAGE_INPUT.ravel().tolist()},
+            "count": {"initialValuesDataType": "UINT32", "initialValues": [9]},
+            "coordinates": {"initialValuesDataType": "UINT32", "initialValues": {"valueCount": 40, "value": 7}},
+        },
+        "dispatchables": {"nz": {"type": "DML_OPERATOR_NONZERO_COORDINATES", "desc": fields("FLOAT32", (1, 1, 2, 4), 4)}},
+        "commands": [
+            {
+                "type": "dispatch",
+                "dispatchable": "nz",
+                "bindings": {"InputTensor": "input", "OutputCountTensor": "count", "OutputCoordinatesTensor": "coordinates"},
+            },
+            {"type": "print", "resource": "coordinates"},
+        ],
+    }
+    status, out, err = run_cli("run", write_model(tmp_path, model), "--ep", ep)
+    assert status == 0, err
+    rest = 7 if ep == "directml" else 0
+    assert printed(out)["coordinates"] == [0, 0, 0, 0, 0, 0, 0, 3, 0, 0, 1, 1, 0, 0, 1, 3] + [rest] * 16 + [7] * 8

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dml2onnx import dml_ep, dmlapi, dtypes, lowering, runtime
+from dml2onnx import choices, dml_ep, dmlapi, dtypes, lowering, runtime
+from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.desc import parse_operator_desc
 from dml2onnx.errors import format_path
 from dml2onnx.targets import DML_NODE_DOC
@@ -277,12 +278,14 @@ def test_long_rows_take_int64_positions() -> None:
     assert_matches_reference("cpu", "TOP_K1", f, {"InputTensor": x})
 
 
-def _guarded(op: str, x: np.ndarray, axis: int, k: int, direction: str, ep: str) -> tuple[bool, np.ndarray, np.ndarray, Any]:
-    """The `cuda` target's graph ("guarded") on `ep`: whether its If took TopK's own indices, the
-    two outputs, and the desc."""
+def _guarded(
+    op: str, x: np.ndarray, axis: int, k: int, direction: str, ep: str, variant: str = "guarded"
+) -> tuple[bool, np.ndarray, np.ndarray, Any]:
+    """A `cuda` target candidate's graph ("guarded" or "selection") on `ep`: whether its If took
+    the fast branch, the two outputs, and the desc."""
     desc = make_desc(op, fields(op, x.dtype.name.upper(), x.shape, axis, k, direction))
-    model = lowering.lower(desc, "t", target="cuda")
-    assert {p.key: p.value for p in model.metadata_props}["dml2onnx.lowering"] == "guarded"
+    model = lowering.lower(desc, "t", target="cuda", variant=variant)
+    assert {p.key: p.value for p in model.metadata_props}["dml2onnx.lowering"] == variant
     (branch,) = [n for n in model.graph.node if n.op_type == "If"]
     model.graph.output.append(onnx.helper.make_tensor_value_info(branch.input[0], onnx.TensorProto.BOOL, []))
     session = runtime.create(model, "t", ep)
@@ -344,3 +347,74 @@ def ops_reference(desc: Any, x: np.ndarray) -> dict[str, np.ndarray]:
     from dml2onnx import ops
 
     return ops.reference_outputs(desc, {"InputTensor": x})
+
+
+SELECTION_ROWS = [  # (op, direction, row, K, whether the ArgMax passes are taken)
+    ("TOP_K", "DECREASING", [5, 3, 3, 9, 3], 3, True),  # ties by ascending index
+    ("TOP_K1", "INCREASING", [2, -0.0, 0.0, 1, -0.0], 4, True),  # -0 and +0 equal: ascending index
+    ("TOP_K1", "DECREASING", [1, 3e37, -3e37, 3e37], 4, True),
+    ("TOP_K1", "DECREASING", [1, FLT_MAX, -FLT_MAX, FLT_MAX], 4, False),  # finite, but the sum of |x| overflows
+    ("TOP_K", "DECREASING", [3, 3, -np.inf], 3, False),  # -inf: the ranked keys
+    ("TOP_K1", "INCREASING", [np.inf, 2, 1], 2, False),
+    ("TOP_K1", "DECREASING", [1, np.nan, 3], 1, False),  # NaN ranks above +inf: the ranked keys
+    ("TOP_K1", "INCREASING", [7, 1, 4, 1, 9, 0.5, 2, 8, 3], 8, True),
+]
+
+
+@EPS
+@pytest.mark.parametrize(("op", "direction", "row", "k", "fast"), SELECTION_ROWS)
+def test_selection_takes_argmax_passes_only_on_finite_data(
+    ep: str, op: str, direction: str, row: list[float], k: int, fast: bool
+) -> None:
+    """`selection` (the `cuda` target): K passes of ArgMax (ArgMin) where every value is finite,
+    else `guarded`'s ranked keys. Both give the reference, bit for bit."""
+    x = np.array([row, row[::-1]], np.float32)
+    taken, values, index, desc = _guarded(op, x, 1, k, direction, ep, "selection")
+    want = ops_reference(desc, x)
+    assert taken == fast
+    np.testing.assert_array_equal(index, want["OutputIndexTensor"])
+    np.testing.assert_array_equal(values.view(np.uint32), want["OutputValueTensor"].view(np.uint32))
+
+
+def test_selection_applies_to_float32_small_k_along_the_last_axis() -> None:
+    """Where `selection` is a candidate and the `cuda` target's rule takes it; `guarded` elsewhere."""
+    cases = [  # (dtype, shape, axis, K, applies)
+        ("FLOAT32", (4, 9), 1, 8, True),
+        ("FLOAT32", (4, 9), 1, 9, False),  # K past SELECTION_MAX_K
+        ("FLOAT32", (3, 9, 1, 1), 1, 2, True),  # trailing 1s: the last axis longer than 1
+        ("FLOAT32", (9, 3), 0, 2, False),  # a leading axis
+        ("FLOAT16", (4, 9), 1, 2, False),
+        ("INT32", (4, 9), 1, 2, False),
+    ]
+    for dtype, shape, axis, k, applies in cases:
+        desc = make_desc("TOP_K1", fields("TOP_K1", dtype, shape, axis, k, "DECREASING"))
+        assert ("selection" in choices.available(desc, DEFAULT_OPSET, "cuda")) == applies
+        assert choices.choose(desc, "cuda", DEFAULT_OPSET) == ("selection" if applies else "guarded")
+        assert choices.choose(desc, "portable", DEFAULT_OPSET) == "ranked"
+
+
+@EPS
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_selection_matches_the_reference(ep: str, data: st.DataObject) -> None:
+    """Random FLOAT32 rows with many repeated values (ties), K of 1..8, both directions, some with a
+    NaN or an infinity (the other branch): the reference's values and indices exactly."""
+    rows = data.draw(st.integers(1, 4))
+    n = data.draw(st.integers(2, 40))
+    k = data.draw(st.integers(1, min(n, 8)))
+    direction = data.draw(st.sampled_from(["DECREASING", "INCREASING"]))
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    scale = data.draw(st.sampled_from([1.0, 5e37, 1e-45]))  # 5e37: sums of |x| past FLOAT32's range
+    x = (rng.integers(-4, 5, size=(rows, n, 1)) * scale).astype(np.float32)
+    special = data.draw(st.sampled_from([None, np.nan, np.inf, -np.inf]))
+    if special is not None:
+        x[rng.integers(rows), rng.integers(n), 0] = special
+    taken, values, index, desc = _guarded("TOP_K1", x, 1, k, direction, ep, "selection")
+    want = ops_reference(desc, x)
+    total = np.abs(x.astype(np.float64)).sum()
+    if special is not None or total > 3.5e38:
+        assert not taken
+    elif total < 3.3e38:  # clear of FLT_MAX whatever order the sum is taken in
+        assert taken
+    np.testing.assert_array_equal(index, want["OutputIndexTensor"])
+    np.testing.assert_array_equal(values.view(np.uint32), want["OutputValueTensor"].view(np.uint32))

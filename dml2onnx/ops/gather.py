@@ -70,8 +70,13 @@ bytes: the CUDA EP reduces FLOAT16 by converting it to FLOAT32 first, a pass per
 ORT 1.31.1, 64M indices: the FLOAT16 guard took 1.04 ms, 404 us of it in those conversions).
 Measured there at 8x64x256x512 FLOAT32 with INT32 indices (benchmarks/results/h100-parts-2026-11-23.md):
 GATHER 913 GB/s (flat 300), GATHER_ELEMENTS 932 (224), SCATTER 780 (233) with this FLOAT32 guard
-(964, 673 and 610 with the FLOAT16 one); the If copies its branch's result to the graph's output
-(176 us of GATHER's 463). The candidate applies where
+(964, 673 and 610 with the FLOAT16 one). 176 us of GATHER's 463 were a copy: the then branch ended
+in a Reshape to OutputTensor's Sizes (a copy wherever it makes a result: output_views.py, which
+now lets the Gather make that shape itself); without it GATHER took 1288 GB/s (run 5 of the same
+report: 284 us of kernels, 271 of them the Gather; the rest of its 417 us is the If, whose
+condition ONNX Runtime reads on the host). GATHER_ELEMENTS and SCATTER stay near 941 and 764: their
+guard reads all 64M indices (a Cast and two reductions, 478 us of GATHER_ELEMENTS' 760), and
+ScatterElements copies its input first (173 us). The candidate applies where
 dim < 2**24 (and the operator has a native node); choose() takes it on the `cuda` target, "flat"
 elsewhere (`dml`: "native"). GATHER_ND/GATHER_ND1 keep "flat" on the `cuda` target (not measured;
 the CUDA EP's GatherND takes only FLOAT16/32/64 and INT64 data, INT64 indices).

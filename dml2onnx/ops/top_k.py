@@ -53,7 +53,21 @@ the CUDA EP's TopK pads with, TopK's own K indices are exactly the right set, an
 needs the by-run TopK over K (all K positions); elsewhere `ranked`'s ties TopK over the axis. On
 the suite's case (distinct values) 13.6 ms against `ranked`'s 27.2 (torch.topk 3.4; H100, ORT
 1.31.1): the bare FLOAT32 TopK of 8 of 512 takes 10 ms of it, so ONNX Runtime's TopK alone keeps
-this below PyTorch."""
+this below PyTorch.
+
+"selection" (the `cuda` target, CUDA_ONLY; FLOAT32, K up to SELECTION_MAX_K = 8, Axis the last
+axis longer than 1): no TopK at all. An If on the sum of |x| being finite (one ReduceL1: no NaN and
+no infinity anywhere; a sum that overflows sends finite data to the other branch, which is still
+exact) takes K passes of ArgMax (ArgMin when smallest) over the rows: each finds the first best
+element of what is left, which is the next one in the page's order (ties by ascending index: the
+CUDA EP's ArgMax along the last axis keeps the first of equal values, and -0 equals +0), and a
+ScatterElements puts -inf (+inf) in its place, which every finite value beats. Otherwise `guarded`.
+Leading axes are left out: there the CUDA EP's ArgMax answered 2**31 - 1 for a column of -inf
+(benchmarks/patterns.py's probe). On the suite's case: 2.40 ms against torch.topk's 3.56 ms in the
+same run, 1.49x PyTorch (115 GB/s against 78; `guarded` 13.6 ms; H100, ORT 1.31.1,
+benchmarks/results/h100-parts-2026-11-23.md). Of its 2.3 ms of kernels, 1.2 ms are the seven
+ScatterElements' copies of the input (the CUDA EP does not scatter in place) and 0.86 ms the eight
+ArgMax passes. Past K = 8 the passes add up (measured at 8 only), and `guarded` is kept."""
 
 from __future__ import annotations
 
@@ -69,8 +83,10 @@ from ..schema import OperatorSchema
 from ..targets import DML_NODE_DOC
 from . import common
 
-CANDIDATES = ("ranked", "guarded")  # choices.py
-CUDA_ONLY = ("guarded",)
+CANDIDATES = ("ranked", "guarded", "selection")  # choices.py
+CUDA_ONLY = ("guarded", "selection")
+# "selection" makes K passes over the input: taken for K up to this (measured at 8)
+SELECTION_MAX_K = 8
 
 # The reference's order keys of floats: finite FLOAT32 values are below 3.5e38; the infinities and NaN above.
 _INF_KEY = 2e300
@@ -266,10 +282,24 @@ def _with_ties(b: GraphBuilder, r: Ranked, tied: str, sizes: tuple[int, ...], ax
     return b.node("Where", [r.early, head, tail], "index", "the selected index, ties by ascending index")
 
 
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    """ "selection" where the input is FLOAT32, K is at most SELECTION_MAX_K and Axis is the last
+    axis longer than 1 (the CUDA EP's ArgMax along a leading axis gave 2**31 - 1 for a column of
+    -inf: benchmarks/patterns.py semantics); the others everywhere."""
+    if candidate != "selection":
+        return True
+    x = desc.tensor("InputTensor")
+    axis = desc["Axis"]
+    last = all(size == 1 for size in x.sizes[axis + 1 :])
+    return x.data_type == dtypes.FLOAT32 and desc["K"] <= SELECTION_MAX_K and last and x.sizes[axis] > 1
+
+
 def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
-    """`guarded` on the `cuda` target (one TopK over the axis instead of two where no sequence has
-    surplus elements of its K-th key), else `ranked`."""
-    return "guarded" if "guarded" in options and target == "cuda" else "ranked"
+    """On the `cuda` target: `selection` where it applies, else `guarded` (one TopK over the axis
+    instead of two where no sequence has surplus elements of its K-th key); `ranked` elsewhere."""
+    if target != "cuda":
+        return "ranked"
+    return next(c for c in ("selection", "guarded", "ranked") if c in options)
 
 
 def key_type(dtype: dtypes.DataType) -> dtypes.DataType:
@@ -307,6 +337,25 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> dict[s
     if b.target.dml_nodes:
         values, index = _top(b, x, k, axis, largest, "topk", DML_NODE_DOC)
         return {"OutputValueTensor": values, "OutputIndexTensor": b.cast(index, index_type, "index_type", "the index type")}
+    if b.variant == "selection":
+        chosen = b.branch(
+            _all_finite(b, x, t.rank),
+            lambda f: _selected(f, x, t.sizes, axis, k, largest),
+            lambda e: _ranked(desc, e, x, guarded=True),
+            dtypes.INT64,
+            "indices",
+            "K passes of ArgMax where every value is finite, else the ranked keys' TopK",
+        )
+    else:
+        chosen = _ranked(desc, b, x, guarded=b.variant == "guarded")
+    values = b.node("GatherElements", [x, chosen], "values", "the input's values, bit for bit", axis=axis)
+    return {"OutputValueTensor": values, "OutputIndexTensor": b.cast(chosen, index_type, "index_type", "the index type")}
+
+
+def _ranked(desc: OperatorDesc, b: GraphBuilder, x: str, guarded: bool) -> str:
+    """The INT64 indices of "ranked" (or, `guarded`, of "guarded")."""
+    t = desc.tensor("InputTensor")
+    axis, k, largest = desc["Axis"], desc["K"], int(decreasing(desc))
     n, rank, i64 = t.sizes[axis], t.rank, dtypes.INT64
     ok = order_key(b, x, t.data_type)
     classes = ok.classes(largest)
@@ -324,19 +373,41 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> dict[s
     positions = _along(b, k, axis, rank, i64, "positions")
     r = Ranked(top, first, kth, early, count, positions, sub_n, s, tie_type)
     tied = b.node("Equal", [ok.key, kth], "tied", "equal to the K-th key")
-    if b.variant == "guarded":
-        chosen = b.branch(
-            _no_excess_ties(b, r, tied, key_type(t.data_type), largest, axis, rank, k),
-            lambda f: _by_run(f, r, t.sizes, axis, k, every=True),
-            lambda e: _with_ties(e, r, tied, t.sizes, axis, k),
-            i64,
-            "indices",
-            "TopK's indices by run where no sequence has more elements of its K-th key than places, else the ties' TopK",
-        )
-    else:
-        chosen = _with_ties(b, r, tied, t.sizes, axis, k)
-    values = b.node("GatherElements", [x, chosen], "values", "the input's values, bit for bit", axis=axis)
-    return {"OutputValueTensor": values, "OutputIndexTensor": b.cast(chosen, index_type, "index_type", "the index type")}
+    if not guarded:
+        return _with_ties(b, r, tied, t.sizes, axis, k)
+    return b.branch(
+        _no_excess_ties(b, r, tied, key_type(t.data_type), largest, axis, rank, k),
+        lambda f: _by_run(f, r, t.sizes, axis, k, every=True),
+        lambda e: _with_ties(e, r, tied, t.sizes, axis, k),
+        i64,
+        "ranked_indices",
+        "TopK's indices by run where no sequence has more elements of its K-th key than places, else the ties' TopK",
+    )
+
+
+def _all_finite(b: GraphBuilder, x: str, rank: int) -> str:
+    """BOOL scalar: no NaN and no +-inf in the input (the sum of |x| is finite; a sum that
+    overflows only sends finite data to the slower branch)."""
+    total = b.reduce("ReduceL1", x, list(range(rank)), "sum_abs", "the sum of |x|: NaN or inf if any is", keepdims=False)
+    return b.node("Less", [total, b.scalar(np.inf, dtypes.FLOAT32, "inf")], "all_finite", "no NaN, no infinity")
+
+
+def _selected(b: GraphBuilder, x: str, sizes: tuple[int, ...], axis: int, k: int, largest: int) -> str:
+    """The INT64 indices of the K best finite values of each sequence (Axis the last one longer
+    than 1): K passes of ArgMax (ArgMin) over the rows, each taking the first best element (ties by
+    ascending index) and then replacing it by -inf (+inf), which every finite value beats."""
+    n = sizes[axis]
+    outer = int(np.prod(sizes[:axis], dtype=np.int64))
+    rows = b.reshape(x, [outer, n], "rows", "the sequences as rows")
+    mark = b.filled([outer, 1], -np.inf if largest else np.inf, np.float32, "taken", "worse than every finite value")
+    picked = []
+    for i in range(k):
+        best = b.node("ArgMax" if largest else "ArgMin", [rows], f"pick{i}", f"the first best of what is left: pick {i}", axis=1)
+        picked.append(best)
+        if i < k - 1:
+            rows = b.node("ScatterElements", [rows, best, mark], f"left{i}", "the picked element taken out", axis=1)
+    index = b.node("Concat", picked, "picked", "the K picks in order", axis=1) if k > 1 else picked[0]
+    return b.reshape(index, [k if i == axis else size for i, size in enumerate(sizes)], "selected", "at the output's sizes")
 
 
 # -- reference --------------------------------------------------------------------------------
