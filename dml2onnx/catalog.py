@@ -62,14 +62,16 @@ def tables_at(op: OperatorSchema, level: str) -> list[SupportTable]:
     return out
 
 
-def data_types(op: OperatorSchema, level: str) -> dict[str, list[str]]:
-    """{tensor: [type names]} at `level` (union over REDUCE's function groups), 4-bit types included."""
+def data_types(op: OperatorSchema, level: str, packed: bool = True) -> dict[str, list[str]]:
+    """{tensor: [type names]} at `level` (union over REDUCE's function groups), the pages' 4-bit
+    types included where `packed` (dml2onnx has no 4-bit type: a lowered operator's list leaves
+    them out, since a desc using them is refused)."""
     out: dict[str, list[str]] = {}
     for t in tables_at(op, level):
         for tensor, support in t.tensors.items():
             names = out.setdefault(tensor, [])
-            packed = operator_table.PACKED_SUPPORT.get(op.name, {}).get(t.level, {}).get(tensor, ())
-            for name in [d.name for d in support.types] + list(packed):
+            four_bit = operator_table.PACKED_SUPPORT.get(op.name, {}).get(t.level, {}).get(tensor, ()) if packed else ()
+            for name in [d.name for d in support.types] + list(four_bit):
                 if name not in names:
                     names.append(name)
     order = [d.name for d in dtypes.ALL] + list(operator_table.PACKED_TYPES)
@@ -103,7 +105,8 @@ def entries(level: str = schema.NEWEST_LEVEL, with_onnx_ops: bool = True) -> lis
         if not available(op, level):
             continue
         onnx_ops = lowered_ops.onnx_ops(name) if with_onnx_ops and lowered(name) else ()
-        out.append(Entry(op.full_name, lowered(name), op.feature_level, data_types(op, level), onnx_ops))
+        supported = lowered(name)
+        out.append(Entry(op.full_name, supported, op.feature_level, data_types(op, level, packed=not supported), onnx_ops))
     return out
 
 

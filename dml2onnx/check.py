@@ -72,8 +72,9 @@ def dynamic(model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSE
     if any(not isinstance(d, Dispatchable) and d.reference is None for d in model.dispatchables.values()):
         out.write("ONNX dispatchables are compared with the CPUExecutionProvider: an ONNX file has no numpy reference\n")
     bad = [r for r in rows if not r.ok]
+    checks = f"{len(rows)} check{'s' if len(rows) != 1 else ''}"
     out.write(
-        f"{len(rows)} checks on {', '.join(runtime.label(e) for e in eps)} against the numpy reference "
+        f"{checks} on {', '.join(runtime.label(e) for e in eps)} against the numpy reference "
         f"({_versions(eps)}, target {target}): " + ("all match, every node on its EP\n" if not bad else f"{len(bad)} failed\n")
     )
     return not bad

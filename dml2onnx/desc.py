@@ -298,6 +298,10 @@ def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str, earlier: 
         type_name, inner, inner_path = split_type_and_desc(obj, p)
         type_key = "Type" if "Type" in obj else "type"
         return parse_operator_desc(type_name, inner, inner_path, p + (type_key,), fused=True, level=level)
+    if f.kind is Kind.ACTIVATION_ARRAY:  # RNN/LSTM/GRU's ActivationDescs: fused-activation descs, in order
+        items = expect_array(value, p)
+        one = schema.Field(f.name, Kind.ACTIVATION)
+        return tuple(_parse_field(one, v, p + (i,), level, earlier) for i, v in enumerate(items))
     if f.kind is Kind.SCALE_BIAS:  # DML_SCALE_BIAS {Scale, Bias}, both required as in DxDispatch
         obj = expect_object(value, p, "a {Scale, Bias} object (omit the field to leave it null)")
         reject_unknown_keys(obj, ("Scale", "Bias"), p, "DML_SCALE_BIAS")

@@ -121,9 +121,10 @@ class Executor:
         """A graph's session: on the EP; for `reference`, its numpy reference where it has one (a
         serialized graph's descs), else the CPU EP (`check` says so: an ONNX file has none)."""
         if self.ep == runtime.DIRECTML:
+            what = "an ONNX graph" if d.kind == "onnx" else "a DirectML serialized graph"
             raise UsageError(
-                f"dispatchable '{d.name}' is an ONNX graph: --ep directml runs DirectML operator descs through "
-                "DirectML's own API; use --ep dml (ONNX Runtime's DirectML EP) for ONNX graphs"
+                f"dispatchable '{d.name}' is {what}: --ep directml runs single DirectML operator descs through "
+                "DirectML's own API; use --ep dml (ONNX Runtime's DirectML EP) for graphs"
             )
         if self.ep == "reference" and d.reference is not None:
             return _ReferenceGraph(d.reference)

@@ -3700,7 +3700,7 @@ OPERATORS: dict[str, OperatorSchema] = {
                 ("InputFirstMomentTensor", 4, 4, "FLOAT32 FLOAT16"),
                 ("InputSecondMomentTensor", 4, 4, "FLOAT32 FLOAT16"),
                 ("GradientTensor", 4, 4, "FLOAT32 FLOAT16"),
-                ("TrainingStepTensor", 4, 4, "FLOAT32 FLOAT16"),
+                ("TrainingStepTensor", 4, 4, "UINT32"),
                 ("OutputParametersTensor", 4, 4, "FLOAT32 FLOAT16"),
                 ("OutputFirstMomentTensor", 4, 4, "FLOAT32 FLOAT16"),
                 ("OutputSecondMomentTensor", 4, 4, "FLOAT32 FLOAT16"),

@@ -403,6 +403,20 @@ ADOPTED: dict[str, tuple[str, ...]] = {
     "value_scale_2d": ("VALUE_SCALE_2D",),
     "top_k": ("TOP_K", "TOP_K1"),
     "nonzero_coordinates": ("NONZERO_COORDINATES",),
+    "recurrent": ("RNN", "LSTM", "GRU"),
+    "quantize": ("QUANTIZE", "DEQUANTIZE", "DYNAMIC_QUANTIZE_LINEAR"),
+    "convolution_integer": ("CONVOLUTION_INTEGER", "QUANTIZED_LINEAR_CONVOLUTION"),
+    "quantized_pooling": ("QUANTIZED_LINEAR_AVERAGE_POOLING",),
+    "random_generator": ("RANDOM_GENERATOR",),
+    "batch_normalization_grad": ("BATCH_NORMALIZATION_GRAD", "BATCH_NORMALIZATION_TRAINING_GRAD"),
+    "adam_optimizer": ("ADAM_OPTIMIZER",),
+    "pooling_grad": ("AVERAGE_POOLING_GRAD", "MAX_POOLING_GRAD"),
+    "local_response_normalization_grad": ("LOCAL_RESPONSE_NORMALIZATION_GRAD",),
+    "matrix_multiply_integer": (
+        "MATRIX_MULTIPLY_INTEGER",
+        "MATRIX_MULTIPLY_INTEGER_TO_FLOAT",
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY",
+    ),
 }
 
 

@@ -32,6 +32,9 @@ EXACT_OPERATORS = {
 EXACT_OPERATORS |= {"SLICE", "SLICE1", "SLICE_GRAD", "PADDING", "PADDING1", "TILE"}
 EXACT_OPERATORS |= {"JOIN", "SPLIT"}  # join.py, split.py: byte moves
 EXACT_OPERATORS |= {"TOP_K", "TOP_K1", "NONZERO_COORDINATES"}  # values moved bit for bit, and indices
+EXACT_OPERATORS |= {"RANDOM_GENERATOR"}  # random_generator.py: Philox in exact integer arithmetic, bit for bit
+EXACT_OPERATORS |= {"QUANTIZE", "DEQUANTIZE", "DYNAMIC_QUANTIZE_LINEAR"}  # quantize.py: DirectML's FLOAT32 steps, bit for bit
+EXACT_OPERATORS |= {"CONVOLUTION_INTEGER", "QUANTIZED_LINEAR_CONVOLUTION", "QUANTIZED_LINEAR_AVERAGE_POOLING"}  # integer outputs
 
 _ELEMENT_WISE = {name for name, op in OPERATORS.items() if op.fusable}
 _INVERSE_TRIG = {"ELEMENT_WISE_ASIN", "ELEMENT_WISE_ACOS", "ELEMENT_WISE_ATAN", "ELEMENT_WISE_ATAN_YX"}
@@ -277,9 +280,145 @@ def resample_grad(dtype: dtypes.DataType, terms: int) -> Tolerance:
     return Tolerance(2 * u, atol)
 
 
+# RNN, LSTM and GRU's tests (matrix, property, DirectML's API) keep seq_length <= RECURRENT_STEPS,
+# input_size + hidden_size <= 8 and |W|, |R|, |bias|, |X|, |H_0| <= 1/2 with activations that keep
+# the state within a few units.
+RECURRENT_STEPS = 4
+
+
+def recurrent(dtype: dtypes.DataType, steps: int, ep: str) -> Tolerance:
+    """RNN, LSTM, GRU over `steps` steps: each step's gates are dots of input + hidden <= 8 products
+    and two biases (10 u of their magnitude in any order) and an activation (the EPs' FLOAT32 math,
+    1e-5 as the element-wise family); a contractive cell carries each step's error into the next
+    at most once, so `steps` times one step's. FLOAT16: the graphs compute in FLOAT32 and round
+    once (a few FLOAT16 ulps, as the default); DirectML rounds every gate, product and state to
+    FLOAT16 (measured on its API: 1.5e-3 after 3 steps of values below 1), six roundings of
+    2**-11 per step."""
+    if dtype == dtypes.FLOAT16:
+        per_step = 6 * 2.0**-11 if ep in ("dml", "directml") else 0.0
+        return Tolerance(4e-3 + steps * per_step, 4e-3 + steps * per_step)
+    return Tolerance(steps * 1e-5, steps * 1e-5)
+
+
+# AVERAGE_POOLING_GRAD's and MAX_POOLING_GRAD's tests keep |gradient| <= POOLING_MAGNITUDE and
+# windows of at most POOLING_WINDOW elements (so at most that many windows hold an input element);
+# LOCAL_RESPONSE_NORMALIZATION_GRAD's keep |x| <= LRN_GRAD_MAGNITUDE, |gradient| <= 1, windows of at
+# most LRN_GRAD_WINDOW elements and its two terms' magnitudes summed within LRN_GRAD_TERMS.
+LRN_GRAD_MAGNITUDE = 4.0
+LRN_GRAD_WINDOW = 36
+LRN_GRAD_TERMS = 16.0
+POOLING_GRADS = ("AVERAGE_POOLING_GRAD", "MAX_POOLING_GRAD")
+
+
+def training_grad(operator: str, dtype: dtypes.DataType, ep: str) -> Tolerance:
+    """The pooling gradients: an output element sums at most W = POOLING_WINDOW gradients (AVERAGE:
+    each divided by its divisor, one rounding more; MAX: as they are), |g| <= M = POOLING_MAGNITUDE:
+    in FLOAT32 (u = 2**-24), in any order, at most (W + 2) u W M. LOCAL_RESPONSE_NORMALIZATION_GRAD:
+    g / D^Beta - 2 Alpha Beta / LocalSize * x * R, each window sum of at most W = LRN_GRAD_WINDOW
+    terms ((W + 1) u relative in any order) feeding D, Pow (2 ulps), the divisions and products
+    (6 roundings more), the two terms within B = LRN_GRAD_TERMS: (W + 12) u B, cancellation
+    included. FLOAT16 is computed in FLOAT32 and converted once by the graphs: one FLOAT16 ulp
+    (2**-10 relative) and the FLOAT16 subnormals' spacing; DirectML accumulates the pooling
+    gradients in FLOAT32 too (within one ulp, measured) but keeps LRN's intermediates in FLOAT16
+    (measured: 0.0078 off at terms of 12): its two window sums, D^Beta and the two terms, eight
+    roundings of 2**-11 B."""
+    u = 2.0**-24
+    if operator in POOLING_GRADS:
+        atol = (POOLING_WINDOW + 2) * u * POOLING_WINDOW * POOLING_MAGNITUDE
+    else:
+        atol = (LRN_GRAD_WINDOW + 12) * u * LRN_GRAD_TERMS
+    if dtype != dtypes.FLOAT16:
+        return Tolerance(2 * u, atol)
+    if operator not in POOLING_GRADS and ep in ("dml", "directml"):
+        atol += 8 * 2.0**-11 * LRN_GRAD_TERMS
+    return Tolerance(2.0**-10, atol + 2.0**-24)
+
+
+# BATCH_NORMALIZATION_GRAD's and …_TRAINING_GRAD's tests (matrix, property, DirectML's API) keep at
+# most BNG_LENGTH elements per sum, |dy| <= BNG_GRADIENT, |Scale| <= BNG_SCALE, V + Epsilon within
+# BNG_VARIANCE and |x - M| <= BNG_Z sqrt(V + Epsilon). ADAM_OPTIMIZER's keep |M|, |G| <= 1, V in
+# [1/4, 1], Beta1 <= ADAM_BETA1, 1/2 <= Beta2 <= ADAM_BETA2, |LearningRate| <= ADAM_RATE,
+# 0 <= Epsilon, and |X| <= ADAM_MAGNITUDE.
+BNG_LENGTH = 64
+BNG_GRADIENT = 1.0
+BNG_SCALE = 2.0
+BNG_VARIANCE = (0.25, 4.0)
+BNG_Z = 3.0
+ADAM_BETA1 = 0.9
+ADAM_BETA2 = 0.999
+ADAM_RATE = 0.1
+ADAM_MAGNITUDE = 4.0
+
+
+def batch_normalization_grad(dtype: dtypes.DataType, n: int, ep: str) -> Tolerance:
+    """The two BATCH_NORMALIZATION gradients over n elements per sum, on the tests' inputs (above):
+    G, S, Z the bounds, s = 1 / sqrt(V + Epsilon) <= 2. In FLOAT32 (u = 2**-24), in any order:
+    sum(dy) within (n - 1) u n G; sum(dy (x - M)) s, terms within G Z, (n + 3) u n G Z with the
+    products, the subtraction and the division; GRAD's dy S s rounds 4 times (relative);
+    TRAINING_GRAD's S s (dy - mean(dy) - (x - M) mean(dy (x - M)) / (V + Epsilon)): the means
+    within (n + 1) u G and (n + 6) u G Z^2 (times (x - M) / (V + Epsilon) <= Z s), 4 u of the terms
+    (2 + Z^2) G, times S s. FLOAT16 is computed in FLOAT32 and converted once by the graphs; DirectML
+    sums in FLOAT32 and converts once too (truncating under lavapipe: one FLOAT16 ulp, 2**-10
+    relative), but keeps TRAINING_GRAD's two means in FLOAT16 (measured: a result that cancels to 0
+    comes out 2**-7 where mean(dy) is 8.996): 2**-11 G (1 + Z^2) S s more."""
+    u, g, s, z = 2.0**-24, BNG_GRADIENT, BNG_SCALE, BNG_Z
+    inv_std = 1 / float(np.sqrt(BNG_VARIANCE[0]))
+    sums = max((n - 1) * u * n * g, (n + 3) * u * n * g * z)
+    training = s * inv_std * ((n + 1) * u * g + (n + 6) * u * g * z * z + 4 * u * (2 + z * z) * g)
+    atol = max(sums, training)
+    if dtype != dtypes.FLOAT16:
+        return Tolerance(8 * u, atol)
+    if ep in ("dml", "directml"):
+        atol += 2.0**-11 * g * (1 + z * z) * s * inv_std
+    return Tolerance(2.0**-10, atol + 2.0**-24)
+
+
+def adam(dtype: dtypes.DataType, ep: str) -> Tolerance:
+    """ADAM_OPTIMIZER on the tests' inputs (above), u = 2**-24. The moments: two products and a sum
+    of terms within 1 (and 1 - Beta rounded): 5 u. Beta^T for T >= 1, as exp(T ln Beta) or any
+    powf (DirectML's): the rounded ln Beta, T's conversion and the product move the exponent by
+    3 u |T ln Beta|, exp adds 2 u: Beta^T (3 u |T ln Beta| + 2 u) <= (3 / e + 2) u < 3.2 u absolute
+    (x^T T |ln x| <= 1/e), so 1 - Beta^T
+    by 3.2 u / (1 - Beta) relative (it is at least 1 - Beta) and Alpha = sqrt(1 - Beta2^T) /
+    (1 - Beta1^T) (at most 1 / (1 - Beta1)) by 1.6 u / (1 - Beta2) + 3.2 u / (1 - Beta1) + 4 u.
+    The update LearningRate Alpha M' / (sqrt(V') + Epsilon), within U = ADAM_RATE / (1 - Beta1) /
+    sqrt(1/8) (V' >= 1/8), errs by U (that relative error + 30 u: V''s 5 u over V' >= 1/8 halved by
+    the root, and five roundings), and X' = X - update rounds once (u relative). FLOAT16 is computed
+    in FLOAT32 and rounded once (one FLOAT16 ulp, 2**-10 relative, and the subnormals' spacing)."""
+    u = 2.0**-24
+    update = ADAM_RATE / (1 - ADAM_BETA1) / float(np.sqrt(1 / 8))
+    alpha = 1.6 * u / (1 - ADAM_BETA2) + 3.2 * u / (1 - ADAM_BETA1) + 4 * u
+    atol = update * (alpha + 30 * u) + 5 * u
+    if dtype == dtypes.FLOAT16:
+        return Tolerance(2.0**-10, atol + 2.0**-24)
+    return Tolerance(2 * u, atol)
+
+
+# MATRIX_MULTIPLY_INTEGER_TO_FLOAT's tests keep K <= INTEGER_TO_FLOAT_LENGTH and every dequantized
+# value ((x - zero point) * scale) and Bias in [-1, 1]; a longer K asks integer_to_float().
+INTEGER_TO_FLOAT_LENGTH = 64
+
+
+def integer_to_float(dtype: dtypes.DataType, k: int) -> Tolerance:
+    """MATRIX_MULTIPLY_INTEGER_TO_FLOAT: the dequantized values are the same numbers (FLOAT32, or
+    rounded to a FLOAT16 output's type) in the graphs, DirectML and the reference
+    (ops/matrix_multiply_integer.py); their k products summed in FLOAT32 in any order, and Bias
+    added, err by at most (k + 1) u S with |sum + Bias| <= S = k + 1 (u = 2**-24). FLOAT16: that
+    FLOAT32 result rounded once (2**-10 relative)."""
+    s = k + 1
+    atol = (k + 1) * 2.0**-24 * s
+    return Tolerance(2.0**-10, atol + 2.0**-24) if dtype == dtypes.FLOAT16 else Tolerance(2.0**-23, atol)
+
+
 def tolerance(operator: str, dtype: dtypes.DataType, ep: str) -> Tolerance:
     if operator in EXACT_OPERATORS or operator in MOVING_OPERATORS or not dtype.is_float:
         return Tolerance(0, 0)
+    if operator in ("BATCH_NORMALIZATION_GRAD", "BATCH_NORMALIZATION_TRAINING_GRAD"):
+        return batch_normalization_grad(dtype, BNG_LENGTH, ep)
+    if operator == "ADAM_OPTIMIZER":
+        return adam(dtype, ep)
+    if operator in (*POOLING_GRADS, "LOCAL_RESPONSE_NORMALIZATION_GRAD"):
+        return training_grad(operator, dtype, ep)
     if operator.startswith("CUMULATIVE_"):
         return cumulative(operator, dtype, CUMULATIVE_LENGTH)
     if operator.startswith("ROI_"):
@@ -296,8 +435,12 @@ def tolerance(operator: str, dtype: dtypes.DataType, ep: str) -> Tolerance:
         return batch_normalization_training(dtype, BNT_LENGTH, ep)
     if operator in RESAMPLE_OPERATORS:
         return resample(operator, dtype)
+    if operator in ("RNN", "LSTM", "GRU"):
+        return recurrent(dtype, RECURRENT_STEPS, ep)
     if operator in ("RESAMPLE_GRAD", "RESAMPLE_GRAD1"):
         return resample_grad(dtype, RESAMPLE_GRAD_TERMS)
+    if operator == "MATRIX_MULTIPLY_INTEGER_TO_FLOAT":
+        return integer_to_float(dtype, INTEGER_TO_FLOAT_LENGTH)
     if dtype == dtypes.FLOAT16:
         return Tolerance(4e-3, 4e-3)  # a few FLOAT16 ulps; the graphs compute in FLOAT32
     if operator.startswith("ACTIVATION_LOG_SOFTMAX") and ep not in ("cpu", "reference"):

@@ -277,6 +277,16 @@ FAMILIES = (
     "matrix_nonzero_coordinates",
     "matrix_resample",
     "matrix_resample_grad",
+    "matrix_pooling_grad",
+    "matrix_local_response_normalization_grad",
+    "matrix_recurrent",
+    "matrix_random_generator",
+    "matrix_batch_normalization_grad",
+    "matrix_adam_optimizer",
+    "matrix_matrix_multiply_integer",
+    "matrix_quantize",
+    "matrix_convolution_integer",
+    "matrix_quantized_pooling",
 )
 
 

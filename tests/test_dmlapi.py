@@ -34,6 +34,9 @@ from support import make_desc, mismatches, tensor
 # x86_64-w64-mingw32-gcc 12 from microsoft/DirectX-Headers' include/directx/DirectML.h
 # (DML_TARGET_VERSION 0x6400; commit 443ff511) and run under Wine.
 WINDOW_ARRAYS = ("InputWindowOffsets", "InputWindowSizes", "InputWindowStrides")  # SLICE1, SLICE_GRAD
+_OUT24 = {"OutputTensor": 24}  # QUANTIZE, DEQUANTIZE: OutputTensor after the quantization tensors
+_ADAM_TENSORS = "InputParametersTensor InputFirstMomentTensor InputSecondMomentTensor GradientTensor TrainingStepTensor OutputParametersTensor OutputFirstMomentTensor OutputSecondMomentTensor"  # noqa: E501
+_BN_GRAD_TENSORS = "InputTensor InputGradientTensor MeanTensor VarianceTensor ScaleTensor OutputGradientTensor OutputScaleGradientTensor OutputBiasGradientTensor"  # noqa: E501
 RECORDED: dict[str, tuple[int, dict[str, int]]] = {
     "ACTIVATION_HARDMAX": (16, {"InputTensor": 0, "OutputTensor": 8}),
     "ACTIVATION_LOG_SOFTMAX": (16, {"InputTensor": 0, "OutputTensor": 8}),
@@ -193,6 +196,24 @@ RECORDED: dict[str, tuple[int, dict[str, int]]] = {
         | {"WindowSize": 40, "StartPadding": 48, "EndPadding": 56, "Dilations": 64},
     ),
     "MAX_UNPOOLING": (24, {"InputTensor": 0, "IndicesTensor": 8, "OutputTensor": 16}),
+    "CONVOLUTION_INTEGER": (
+        88,
+        {"InputTensor": 0, "InputZeroPointTensor": 8, "FilterTensor": 16, "FilterZeroPointTensor": 24, "OutputTensor": 32}
+        | {"DimensionCount": 40, "Strides": 48, "Dilations": 56, "StartPadding": 64, "EndPadding": 72, "GroupCount": 80},
+    ),
+    "QUANTIZED_LINEAR_CONVOLUTION": (
+        128,
+        {"InputTensor": 0, "InputScaleTensor": 8, "InputZeroPointTensor": 16, "FilterTensor": 24, "FilterScaleTensor": 32}
+        | {"FilterZeroPointTensor": 40, "BiasTensor": 48, "OutputScaleTensor": 56, "OutputZeroPointTensor": 64}
+        | {"OutputTensor": 72, "DimensionCount": 80, "Strides": 88, "Dilations": 96, "StartPadding": 104}
+        | {"EndPadding": 112, "GroupCount": 120},
+    ),
+    "QUANTIZED_LINEAR_AVERAGE_POOLING": (
+        104,
+        {"InputTensor": 0, "InputScaleTensor": 8, "InputZeroPointTensor": 16, "OutputScaleTensor": 24}
+        | {"OutputZeroPointTensor": 32, "OutputTensor": 40, "DimensionCount": 48, "Strides": 56, "WindowSize": 64}
+        | {"StartPadding": 72, "EndPadding": 80, "Dilations": 88, "IncludePadding": 96},
+    ),
     "GATHER": (32, {"InputTensor": 0, "IndicesTensor": 8, "OutputTensor": 16, "Axis": 24, "IndexDimensions": 28}),
     "GATHER_ELEMENTS": (32, {"InputTensor": 0, "IndicesTensor": 8, "OutputTensor": 16, "Axis": 24}),
     "GATHER_ND": (
@@ -234,6 +255,26 @@ RECORDED: dict[str, tuple[int, dict[str, int]]] = {
     "TOP_K": (32, {"InputTensor": 0, "OutputValueTensor": 8, "OutputIndexTensor": 16, "Axis": 24, "K": 28}),
     "TOP_K1": (40, {"InputTensor": 0, "OutputValueTensor": 8, "OutputIndexTensor": 16, "Axis": 24, "K": 28, "AxisDirection": 32}),
     "NONZERO_COORDINATES": (24, {"InputTensor": 0, "OutputCountTensor": 8, "OutputCoordinatesTensor": 16}),
+    "RNN": (
+        88,
+        {"InputTensor": 0, "WeightTensor": 8, "RecurrenceTensor": 16, "BiasTensor": 24}
+        | {"HiddenInitTensor": 32, "SequenceLengthsTensor": 40, "OutputSequenceTensor": 48, "OutputSingleTensor": 56}
+        | {"ActivationDescCount": 64, "ActivationDescs": 72, "Direction": 80},
+    ),
+    "LSTM": (
+        120,
+        {"InputTensor": 0, "WeightTensor": 8, "RecurrenceTensor": 16, "BiasTensor": 24}
+        | {"HiddenInitTensor": 32, "CellMemInitTensor": 40, "SequenceLengthsTensor": 48, "PeepholeTensor": 56}
+        | {"OutputSequenceTensor": 64, "OutputSingleTensor": 72, "OutputCellSingleTensor": 80, "ActivationDescCount": 88}
+        | {"ActivationDescs": 96, "Direction": 104, "ClipThreshold": 108, "UseClipThreshold": 112}
+        | {"CoupleInputForget": 116},
+    ),
+    "GRU": (
+        88,
+        {"InputTensor": 0, "WeightTensor": 8, "RecurrenceTensor": 16, "BiasTensor": 24}
+        | {"HiddenInitTensor": 32, "SequenceLengthsTensor": 40, "OutputSequenceTensor": 48, "OutputSingleTensor": 56}
+        | {"ActivationDescCount": 64, "ActivationDescs": 72, "Direction": 80, "LinearBeforeReset": 84},
+    ),
     "ROI_POOLING": (40, {"InputTensor": 0, "ROITensor": 8, "OutputTensor": 16, "SpatialScale": 24, "PooledSize": 28}),
     **{  # DML_ROI_ALIGN(1)_OPERATOR_DESC: four tensors, the enums, the scales, (the offsets,) the rest
         op: (size, {"InputTensor": 0, "ROITensor": 8, "BatchIndicesTensor": 16, "OutputTensor": 24} | rest)
@@ -312,10 +353,54 @@ RECORDED: dict[str, tuple[int, dict[str, int]]] = {
         {"InputGradientTensor": 0, "OutputGradientTensor": 8, "InterpolationMode": 16, "DimensionCount": 20, "Scales": 24}
         | {"InputPixelOffsets": 32, "OutputPixelOffsets": 40},
     ),
+    **{  # the integer matrix multiplies: their tensors only, 8 bytes each
+        op: (8 * len(names.split()), dict(zip(names.split(), range(0, 8 * len(names.split()), 8), strict=True)))
+        for op, names in (
+            ("MATRIX_MULTIPLY_INTEGER", "ATensor AZeroPointTensor BTensor BZeroPointTensor OutputTensor"),
+            (
+                "QUANTIZED_LINEAR_MATRIX_MULTIPLY",
+                "ATensor AScaleTensor AZeroPointTensor BTensor BScaleTensor BZeroPointTensor OutputScaleTensor"
+                " OutputZeroPointTensor OutputTensor",
+            ),
+            (
+                "MATRIX_MULTIPLY_INTEGER_TO_FLOAT",
+                "ATensor AScaleTensor AZeroPointTensor BTensor BScaleTensor BZeroPointTensor BiasTensor OutputTensor",
+            ),
+        )
+    },
     "RESAMPLE_GRAD1": (
         56,
         {"InputGradientTensor": 0, "OutputGradientTensor": 8, "InterpolationMode": 16, "RoundingDirection": 20}
         | {"DimensionCount": 24, "Scales": 32, "InputPixelOffsets": 40, "OutputPixelOffsets": 48},
+    ),
+    "AVERAGE_POOLING_GRAD": (
+        64,
+        {"InputGradientTensor": 0, "OutputGradientTensor": 8, "DimensionCount": 16, "Strides": 24, "WindowSize": 32}
+        | {"StartPadding": 40, "EndPadding": 48, "IncludePadding": 56},
+    ),
+    "MAX_POOLING_GRAD": (
+        72,
+        {"InputTensor": 0, "InputGradientTensor": 8, "OutputGradientTensor": 16, "DimensionCount": 24, "Strides": 32}
+        | {"WindowSize": 40, "StartPadding": 48, "EndPadding": 56, "Dilations": 64},
+    ),
+    "LOCAL_RESPONSE_NORMALIZATION_GRAD": (
+        48,
+        {"InputTensor": 0, "InputGradientTensor": 8, "OutputGradientTensor": 16, "CrossChannel": 24, "LocalSize": 28}
+        | {"Alpha": 32, "Beta": 36, "Bias": 40},
+    ),
+    "RANDOM_GENERATOR": (32, {"InputStateTensor": 0, "OutputTensor": 8, "OutputStateTensor": 16, "Type": 24}),
+    **{  # quantize.py
+        op: (32, {"InputTensor": 0, "QuantizationType": 8, "QuantizationTensorCount": 12, "QuantizationTensors": 16} | _OUT24)
+        for op in ("QUANTIZE", "DEQUANTIZE")
+    },
+    "DYNAMIC_QUANTIZE_LINEAR": (32, {"InputTensor": 0, "OutputTensor": 8, "OutputScaleTensor": 16, "OutputZeroPointTensor": 24}),
+    **{  # DML_BATCH_NORMALIZATION(_TRAINING)_GRAD_OPERATOR_DESC: eight tensors, then Epsilon
+        op: (72, {n: 8 * i for i, n in enumerate(_BN_GRAD_TENSORS.split())} | {"Epsilon": 64})
+        for op in ("BATCH_NORMALIZATION_GRAD", "BATCH_NORMALIZATION_TRAINING_GRAD")
+    },
+    "ADAM_OPTIMIZER": (  # DML_ADAM_OPTIMIZER_OPERATOR_DESC: eight tensors, then the four FLOATs
+        80,
+        {n: 8 * i for i, n in enumerate(_ADAM_TENSORS.split())} | {"LearningRate": 64, "Beta1": 68, "Beta2": 72, "Epsilon": 76},
     ),
 }
 
@@ -402,6 +487,8 @@ def _generic_fields(op: schema.OperatorSchema) -> dict[str, Any]:
             fields[f.name] = 0.25
         elif f.kind is Kind.ACTIVATION:
             fields[f.name] = {"Type": "DML_OPERATOR_ACTIVATION_LINEAR", "Desc": {"Alpha": 2.0, "Beta": -1.0}}
+        elif f.kind is Kind.ACTIVATION_ARRAY:  # RNN, LSTM, GRU: two, as the COUNT says (packing: test_recurrent.py)
+            fields[f.name] = [{"Type": "ACTIVATION_LINEAR", "Alpha": 2.0, "Beta": -1.0}, {"Type": "ACTIVATION_TANH"}]
     return fields
 
 

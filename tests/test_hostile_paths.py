@@ -390,9 +390,13 @@ def test_the_model_may_come_through_a_pipe(here: Path) -> None:
             os.close(fd)
         finally:
             os._exit(0)
-    with deadline(10):
-        status, out, err = run_cli("run", "model.json", "-q")
-    os.waitpid(pid, 0)
+    try:
+        with deadline(60):  # generous: a loaded machine may take seconds to reach the open
+            status, out, err = run_cli("run", "model.json", "-q")
+    finally:  # never left waiting on a writer that no reader will open the FIFO for
+        if os.waitpid(pid, os.WNOHANG) == (0, 0):
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
     assert status == 0 and "Resource 'all': 7" in out, err
 
 

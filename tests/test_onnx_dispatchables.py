@@ -296,7 +296,7 @@ def test_bad_free_dimension_argument(arg: str) -> None:
 @pytest.mark.skipif(dmlapi.missing() is not None, reason="DirectML's API is not set up (make dml-setup)")
 def test_directml_api_cannot_run_an_onnx_graph() -> None:
     status, out, err = run_cli("run", GEMM, "--ep", "directml")
-    assert (status, out) == (2, "") and "'gemm' is an ONNX graph: --ep directml runs DirectML operator descs" in err
+    assert (status, out) == (2, "") and "'gemm' is an ONNX graph: --ep directml runs single DirectML operator descs" in err
 
 
 # The other verbs treat them as the graphs they are.
@@ -387,6 +387,7 @@ def test_session_options_from_the_command_line() -> None:
     """DxDispatch's -e, -l and -L reach the session: ONNX Runtime's verbose log (-L 0) lists far
     fewer graph transformers with optimization disabled (-l 0) than at the default 99; the
     reserved fallback entry and bad forms are refused (exit 2)."""
+
     def log_lines(*extra: str) -> list[str]:
         cmd = [sys.executable, "-m", "dml2onnx", "run", GEMM, "-L", "0", *extra]
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, check=True)

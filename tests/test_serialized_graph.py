@@ -535,9 +535,9 @@ def test_opset_and_target_are_checked() -> None:
 
 
 def test_unknown_and_unlowered_operator_types_are_refused_as_in_json_models() -> None:
-    rnn = Op("n", "DML_OPERATOR_RNN", ["x"], ["y"], [T2], [T2])
-    message = refused(serialized([rnn], ["x"], ["y"]))
-    assert message.endswith(f"nodes[0].desc.type: {catalog.refusal('DML_OPERATOR_RNN')}")
+    unlowered = Op("n", "DML_OPERATOR_ROI_ALIGN_GRAD", ["x"], ["y"], [T2], [T2])
+    message = refused(serialized([unlowered], ["x"], ["y"]))
+    assert message.endswith(f"nodes[0].desc.type: {catalog.refusal('DML_OPERATOR_ROI_ALIGN_GRAD')}")
     assert "does not lower yet" in message
     assert "not a DirectML operator" in refused(serialized([Op("n", "DML_OPERATOR_FOO", ["x"], ["y"], [T2], [T2])], ["x"], ["y"]))
     softmax = Attr("Activation", ("DML_OPERATOR_ACTIVATION_SOFTMAX", []))

@@ -248,7 +248,25 @@ def test_every_model_on_the_directml_ep(model: str, target: str) -> None:
         return
     assert status == 0, err
     cpu = run_cli("run", path, "--ep", "cpu", "-q")[1]
-    assert_prints_match(out, cpu)
+    _prints_match(model, out, cpu)
+
+
+# Resources that DirectML (its API, and the DirectML EP under Wine) computes with FLOAT16
+# intermediates: up to this far from the graphs' one rounding from FLOAT32 (README: LRN_GRAD keeps
+# its FLOAT16 intermediates in FLOAT16; one FLOAT16 step at 0.28 is 2**-12)
+FLOAT16_STEPS = {"local_response_normalization_grad": {"within_output": 2**-12}}
+
+
+def _prints_match(model: str, out: str, cpu: str) -> None:
+    steps = FLOAT16_STEPS.get(model, {})
+    if not steps:
+        assert_prints_match(out, cpu)
+        return
+    a, b = printed(out), printed(cpu)
+    assert a.keys() == b.keys(), (out, cpu)
+    for name in b:
+        rtol, atol = (0, steps[name]) if name in steps else (1e-4, 1e-4)
+        np.testing.assert_allclose(a[name], b[name], rtol=rtol, atol=atol, err_msg=name)
 
 
 @pytest.mark.parametrize("model", sorted(p.stem for p in (ROOT / "models").glob("*.json")))
@@ -263,4 +281,4 @@ def test_every_model_through_directml_api(model: str) -> None:
         # API, where the lowered graph's Relu gives +0. Equal as numbers, not as printed.
         assert printed(out) == printed(cpu) and "-0," in out and "-0," not in cpu
         return
-    assert_prints_match(out, cpu)
+    _prints_match(model, out, cpu)

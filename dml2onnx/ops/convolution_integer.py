@@ -1,0 +1,493 @@
+"""DML_OPERATOR_CONVOLUTION_INTEGER and DML_OPERATOR_QUANTIZED_LINEAR_CONVOLUTION: the FORWARD
+cross-correlation of convolution.py (its shape rules and reference, through `Forward`) over
+integers. InputTensor {N, C, [H], W} and FilterTensor {M, C/G, [kH], kW} are INT8 or UINT8 (each
+its own), DimensionCount is 1 (3-D tensors, from feature level 4_0) or 2, with Strides,
+Dilations, StartPadding, EndPadding and GroupCount G as CONVOLUTION's:
+
+- the accumulation acc[n, m, o] = sum over c < C/G and the kernel positions p of
+  (x[n, g*C/G + c, o*Stride + p*Dilation - StartPadding] - InputZeroPoint) *
+  (w[m, c, p] - FilterZeroPoint[m]), x being InputZeroPoint outside the input (padding adds
+  nothing), exact and wrapped to INT32;
+- CONVOLUTION_INTEGER writes acc (INT32);
+- QUANTIZED_LINEAR_CONVOLUTION adds the INT32 BiasTensor {1, M, 1...} to acc (in the accumulator's
+  domain: the bias is scaled by InputScale * FilterScale, as ONNX QLinearConv's), then requantizes
+  into OutputTensor (INT8/UINT8): clamp(round(acc * Multiplier) + OutputZeroPoint, Min, Max).
+
+Zero points and scales: InputZeroPointTensor, InputScaleTensor, OutputScaleTensor and
+OutputZeroPointTensor hold one value (sizes all 1); FilterZeroPointTensor and FilterScaleTensor
+hold one value or one per output channel (sizes {1, M, 1...}: M on dimension 1). Each zero point
+has its tensor's DataType; absent zero points are 0. The rules are the pages': the tensors'
+DimensionCounts (InputTensor, FilterTensor, OutputTensor and BiasTensor alike; the two zero points
+of CONVOLUTION_INTEGER alike), channels, groups and output sizes as convolution.py checks them.
+
+What the pages leave open, as DirectML's own API computed it (tests/test_convolution_integer.py
+pins each, README: quantized convolution), bit for bit:
+- the requantization's "round(Input / Scale)" of the dequantized sum is one FLOAT32 product:
+  FLOAT32(acc + Bias) * ((InputScale * FilterScale[m]) / OutputScale), the multiplier rounded to
+  FLOAT32 at each step in that order (as ONNX Runtime's QLinearConv computes it); every other
+  order of the same operations differs from DirectML on some inputs (47 of 47 inputs chosen where
+  the orders disagree matched this one, the others missed 14 to 24); rounded halves to even, then
+  OutputZeroPoint added, then saturated to INT8/UINT8;
+- the accumulation wraps in INT32 like two's complement arithmetic;
+- QUANTIZED_LINEAR_CONVOLUTION: a zero point must have its scale's Sizes (FilterZeroPointTensor
+  per channel where FilterScaleTensor is, InputZeroPointTensor {1} beside InputScaleTensor {1} and
+  not {1, 1, 1, 1}): DirectML's E_INVALIDARG, the page is silent; dml2onnx refuses the same;
+- a FilterZeroPointTensor of one dimension holds one value (a {M} one is E_INVALIDARG: refused);
+- CONVOLUTION_INTEGER's zero points of different DimensionCounts run on DirectML: dml2onnx
+  refuses them (the page's rule).
+
+Lowerings (choices.py), all exact: the centred values a = x - InputZeroPoint and b = w -
+FilterZeroPoint (|a|, |b| <= 255) are FLOAT32 integers, every product of two is exact, and a
+FLOAT32 Conv sums them exactly while every partial sum stays below 2**24:
+- `float32`: one Conv of a and b, cast to INT32; where the accumulation length K = C/G * kernel
+  volume times the largest |a| and |b| the types allow stays within 2**24 (K <= 258 with zero
+  points);
+- `split`: a = 16 * ah + al with al in [0, 15] and ah in [-16, 15] (Floor(a / 16): exact), the
+  same for b; acc = 256 * conv(ah, bh) + 16 * (conv(ah, bl) + conv(al, bh)) + conv(al, bl), each
+  Conv exact up to K = 65536 (products of at most 256) and combined in INT32; longer accumulations
+  are summed over chunks of input channels, and of kernel rows where one channel's kernel is
+  longer than that (each chunk a Conv without padding of the zero-padded centred input; a single
+  kernel row longer than 65536 is not chunked further);
+- `native` (the `dml` target only): ONNX ConvInteger and QLinearConv, which the DirectML EP maps
+  back onto CONVOLUTION_INTEGER and QUANTIZED_LINEAR_CONVOLUTION (DmlOperatorConvInteger.cpp,
+  DmlOperatorQLinearConv.cpp); the CUDA EP has neither.
+Each FLOAT32 sum goes through Round before its Cast to INT32 (a Conv algorithm that errs by less
+than 1/2, as cuDNN's Winograd or FFT kernels may, still gives the exact sum; not measured on a
+GPU yet). `choose` takes `float32` where it applies (not measured). The requantization: Cast to
+FLOAT32, Mul by the multiplier computed in the graph as above, Round, Add the zero point, Clip,
+Cast. The CUDA EP and the DirectML EP both register every node; the DirectML EP ran a third of
+the matrix on both the `dml` and the `portable` target, bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import GraphBuilder
+from ..desc import OperatorDesc, TensorDesc
+from ..errors import ModelError
+from ..schema import OperatorSchema
+from ..targets import DML_NODE_DOC
+from . import common, convolution
+
+QUANTIZED = "QUANTIZED_LINEAR_CONVOLUTION"
+ARRAYS = ("Strides", "Dilations", "StartPadding", "EndPadding")
+F32, I32 = dtypes.FLOAT32, dtypes.INT32
+EXACT = 2**24  # FLOAT32 holds every integer up to this magnitude
+PIECE_PRODUCT = 256  # the largest |product| of two pieces of the split (16 * 16)
+
+CANDIDATES = ("float32", "split", "native")
+DML_ONLY = ("native",)
+DML_PREFERENCE = ("native",)
+
+
+class Forward:
+    """The desc seen as convolution.py's FORWARD CROSS_CORRELATION desc without Bias, OutputPadding
+    or fused activation: its shape rules and reference apply as they are."""
+
+    def __init__(self, desc: OperatorDesc) -> None:
+        self.desc = desc
+        dims = desc["DimensionCount"]
+        self._fixed = {"Mode": "CROSS_CORRELATION", "Direction": "FORWARD", "OutputPadding": (0,) * dims}
+        self._fixed["FusedActivation"] = None
+
+    def __getitem__(self, name: str) -> Any:
+        return self._fixed[name] if name in self._fixed else self.desc[name]
+
+    def at(self, name: str, *more: str | int) -> Any:
+        return self.desc.at(name, *more)
+
+    def tensor(self, name: str) -> TensorDesc:
+        return self.desc.tensor(name)
+
+    def optional_tensor(self, name: str) -> TensorDesc | None:
+        return self.desc.optional_tensor(name) if name != "BiasTensor" else None
+
+
+def quantized(desc: OperatorDesc) -> bool:
+    return desc.schema.name == QUANTIZED
+
+
+def accumulation_length(desc: OperatorDesc) -> int:
+    """K: the products summed into one output element (C/G * kernel volume)."""
+    return convolution.accumulation_length(Forward(desc))  # type: ignore[arg-type]
+
+
+def largest_centred(desc: OperatorDesc, name: str, zero: str) -> int:
+    """The largest |value - zero point| the types allow: 255 with a zero point, else the type's."""
+    if desc.optional_tensor(zero) is not None:
+        return 255
+    return 128 if desc.tensor(name).data_type == dtypes.INT8 else 255
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+
+def validate(desc: OperatorDesc) -> None:
+    for name in ("FilterTensor", "OutputTensor", "BiasTensor"):
+        if name in desc.values:
+            common.check_same_rank(desc, name, "InputTensor")
+    common.check_same_type(desc, "InputZeroPointTensor", "InputTensor")
+    common.check_same_type(desc, "FilterZeroPointTensor", "FilterTensor")
+    if quantized(desc):
+        common.check_same_type(desc, "OutputZeroPointTensor", "OutputTensor")
+    elif desc.optional_tensor("InputZeroPointTensor") is not None:
+        common.check_same_rank(desc, "FilterZeroPointTensor", "InputZeroPointTensor")
+    rank = desc.tensor("InputTensor").rank
+    dims = desc["DimensionCount"]
+    if dims != rank - 2:
+        raise ModelError(
+            desc.at("DimensionCount"),
+            f"must be {rank - 2}: the spatial dimensions of the {rank}-D tensors (rank minus batch and channel), not {dims}",
+        )
+    for name in ARRAYS:
+        if len(desc[name]) != dims:
+            raise ModelError(desc.at(name), f"{name} must have DimensionCount ({dims}) elements, not {len(desc[name])}")
+        if name in ("Strides", "Dilations"):
+            for i, v in enumerate(desc[name]):
+                if v < 1:
+                    raise ModelError(desc.at(name, i), f"{name} must be at least 1, not {v}")
+    forward = Forward(desc)
+    convolution._check_channels(forward)  # type: ignore[arg-type]
+    bias = desc.values.get("BiasTensor")
+    if bias is not None:  # convolution.py's rule on BiasTensor's sizes, {1, M, 1...}
+        m = desc.tensor("OutputTensor").sizes[1]
+        for i, s in enumerate(bias.sizes):
+            if s != (m if i == 1 else 1):
+                raise ModelError(
+                    desc.at("BiasTensor", "Sizes", i), f"must be {m if i == 1 else 1} (BiasTensor is {{1, M, 1...}}), not {s}"
+                )
+    convolution._check_output(forward)  # type: ignore[arg-type]
+    m = desc.tensor("OutputTensor").sizes[1]
+    for name in ("InputZeroPointTensor", "InputScaleTensor", "OutputScaleTensor", "OutputZeroPointTensor"):
+        _check_values(desc, name, None)
+    for name in ("FilterZeroPointTensor", "FilterScaleTensor"):
+        _check_values(desc, name, m)
+    for prefix in ("Input", "Filter", "Output"):  # DirectML refuses (E_INVALIDARG) other sizes
+        zero, scale = desc.values.get(f"{prefix}ZeroPointTensor"), desc.values.get(f"{prefix}ScaleTensor")
+        if zero is not None and scale is not None and zero.sizes != scale.sizes:
+            raise ModelError(
+                desc.at(f"{prefix}ZeroPointTensor", "Sizes"),
+                f"must be {prefix}ScaleTensor's Sizes {list(scale.sizes)} (a zero point has its scale's sizes),"
+                f" not {list(zero.sizes)}",
+            )
+
+
+def _check_values(desc: OperatorDesc, name: str, channels: int | None) -> None:
+    """One value (sizes all 1), or with `channels`, one per output channel on dimension 1."""
+    t = desc.values.get(name)
+    if t is None:
+        return
+    per_channel = channels is not None and t.rank >= 2 and t.sizes[1] == channels
+    for i, s in enumerate(t.sizes):
+        if s != 1 and not (per_channel and i == 1):
+            want = "1" if channels is None else f"1 ({name} is {{1, 1, 1, 1}} or {{1, M, 1, 1}}, M = {channels})"
+            raise ModelError(desc.at(name, "Sizes", i), f"must be {want}, not {s}")
+
+
+# -- lowering -------------------------------------------------------------------------------------
+
+
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    if candidate == "float32":
+        bound = accumulation_length(desc) * largest_centred(desc, "InputTensor", "InputZeroPointTensor")
+        return bound * largest_centred(desc, "FilterTensor", "FilterZeroPointTensor") <= EXACT
+    return True
+
+
+def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
+    """One Conv where it is exact (not measured yet), else the split."""
+    return options[0]
+
+
+def _scalar_shape(b: GraphBuilder, v: str, rank: int, channels: int, step: str, doc: str) -> str:
+    """A zero point or scale as [channels or 1, 1...] of `rank` (dimension 0 along the filter's M)
+    or, with rank 0, a scalar."""
+    return b.reshape(v, [channels] + [1] * (rank - 1) if rank else [], step, doc)
+
+
+def _channels(desc: OperatorDesc, name: str) -> int:
+    t = desc.tensor(name)
+    return t.sizes[1] if t.rank >= 2 else 1
+
+
+def _centred(b: GraphBuilder, desc: OperatorDesc, inputs: dict[str, str], name: str, zero: str) -> str:
+    """value - zero point in FLOAT32 (exact integers)."""
+    rank = desc.tensor(name).rank
+    v = b.cast(inputs[name], F32, f"{name}_float", f"{name} in FLOAT32 (exact)")
+    if desc.optional_tensor(zero) is None:
+        return v
+    z = b.cast(inputs[zero], F32, f"{zero}_float", f"{zero} in FLOAT32")
+    if name == "FilterTensor":
+        z = _scalar_shape(b, z, rank, _channels(desc, zero), f"{zero}_per_m", "one value per output channel (or one)")
+    else:
+        z = _scalar_shape(b, z, 0, 1, f"{zero}_scalar", "one value")
+    return b.node("Sub", [v, z], f"{name}_centred", f"{name} - {zero}")
+
+
+def _conv(b: GraphBuilder, desc: OperatorDesc, x: str, w: str, step: str, doc: str, padded: bool = False, **shape: Any) -> str:
+    dims = desc["DimensionCount"]
+    attrs = {
+        "strides": list(desc["Strides"]),
+        "dilations": list(desc["Dilations"]),
+        "pads": [0] * (2 * dims) if padded else list(desc["StartPadding"]) + list(desc["EndPadding"]),
+        "group": desc["GroupCount"],
+        "kernel_shape": list(shape.get("kernel", convolution.kernel_sizes(Forward(desc)))),  # type: ignore[arg-type]
+    }
+    return b.node("Conv", [x, w], step, doc, **attrs)
+
+
+def _as_int32(b: GraphBuilder, v: str, step: str) -> str:
+    """An integer-valued FLOAT32 sum in INT32, rounded first (robust to a Conv algorithm that
+    errs by less than 1/2)."""
+    r = b.node("Round", [v], f"{step}_rounded", "the nearest integer")
+    return b.cast(r, I32, f"{step}_int32", "the exact sum in INT32")
+
+
+def _pieces(b: GraphBuilder, v: str, step: str) -> tuple[str, str]:
+    """(high, low): v = 16 * high + low, low in [0, 15], high = Floor(v / 16), exact in FLOAT32."""
+    high = b.node(
+        "Floor",
+        [b.node("Mul", [v, b.scalar(1 / 16, F32, "sixteenth")], f"{step}_over16", "v / 16")],
+        f"{step}_high",
+        "floor(v / 16)",
+    )
+    low = b.node(
+        "Sub",
+        [v, b.node("Mul", [high, b.scalar(16.0, F32, "sixteen")], f"{step}_high16", "16 * high")],
+        f"{step}_low",
+        "v - 16 * high, in [0, 15]",
+    )
+    return high, low
+
+
+def _chunks(desc: OperatorDesc, limit: int) -> list[tuple[int, int, int, int]]:
+    """(c0, c1, r0, r1): input channel (within each group) and kernel row ranges whose
+    accumulation length is at most `limit`."""
+    ks = convolution.kernel_sizes(Forward(desc))  # type: ignore[arg-type]
+    per_group = desc.tensor("FilterTensor").sizes[1]
+    row = math.prod(ks[1:])
+    rows = max(1, min(ks[0], limit // row))
+    channels = max(1, limit // (row * ks[0])) if rows == ks[0] else 1
+    return [
+        (c, min(c + channels, per_group), r, min(r + rows, ks[0]))
+        for c in range(0, per_group, channels)
+        for r in range(0, ks[0], rows)
+    ]
+
+
+def _split_sum(b: GraphBuilder, desc: OperatorDesc, a: str, w: str, step: str, padded: bool, kernel: tuple[int, ...]) -> str:
+    """acc (INT32) of one chunk by the 16-split."""
+    ah, al = _pieces(b, a, f"{step}_input")
+    bh, bl = _pieces(b, w, f"{step}_filter")
+    conv = {
+        "high": _conv(b, desc, ah, bh, f"{step}_high", "high x high (products of at most 256)", padded, kernel=kernel),
+        "mixed1": _conv(b, desc, ah, bl, f"{step}_mixed1", "high x low", padded, kernel=kernel),
+        "mixed2": _conv(b, desc, al, bh, f"{step}_mixed2", "low x high", padded, kernel=kernel),
+        "low": _conv(b, desc, al, bl, f"{step}_low", "low x low", padded, kernel=kernel),
+    }
+    i = {k: _as_int32(b, v, f"{step}_{k}") for k, v in conv.items()}
+    mixed = b.node("Add", [i["mixed1"], i["mixed2"]], f"{step}_mixed", "high x low + low x high")
+    top = b.node("Mul", [i["high"], b.scalar(256, I32, "two_five_six")], f"{step}_high_scaled", "256 * high x high")
+    mid = b.node("Mul", [mixed, b.scalar(16, I32, "sixteen_int")], f"{step}_mixed_scaled", "16 * the mixed products")
+    return b.node(
+        "Add", [b.node("Add", [top, mid], f"{step}_upper", "256 * hh + 16 * mixed"), i["low"]], step, "the exact sum (INT32)"
+    )
+
+
+def _split(b: GraphBuilder, desc: OperatorDesc, a: str, w: str) -> str:
+    chunks = _chunks(desc, EXACT // PIECE_PRODUCT)
+    ks = convolution.kernel_sizes(Forward(desc))  # type: ignore[arg-type]
+    if len(chunks) == 1:
+        return _split_sum(b, desc, a, w, "acc", False, ks)
+    x = desc.tensor("InputTensor")
+    dims, groups = desc["DimensionCount"], desc["GroupCount"]
+    n, c = x.sizes[:2]
+    pads = b.i64([0, 0, *desc["StartPadding"], 0, 0, *desc["EndPadding"]], "pads")
+    padded = b.node("Pad", [a, pads], "padded", "the centred input with zeros around it (padding adds nothing)")
+    spatial = [s + st + en for s, st, en in zip(x.sizes[2:], desc["StartPadding"], desc["EndPadding"], strict=True)]
+    grouped = b.reshape(padded, [n, groups, c // groups, *spatial], "grouped", "{N, G, C/G, spatial...}")
+    out = desc.tensor("OutputTensor").sizes[2:]
+    total = None
+    for i, (c0, c1, r0, r1) in enumerate(chunks):
+        d = desc["Dilations"][0]
+        first = r0 * d
+        last = first + (out[0] - 1) * desc["Strides"][0] + (r1 - r0 - 1) * d + 1
+        xs = b.slice(
+            grouped,
+            [2, 3],
+            [c0, first],
+            [c1, last],
+            f"chunk{i}_input",
+            f"channels {c0}..{c1 - 1} of each group, rows from {first}",
+        )
+        xs = b.reshape(xs, [n, groups * (c1 - c0), last - first, *spatial[1:]], f"chunk{i}_flat", "{N, G * chunk, ...}")
+        ws = b.slice(
+            w, [1, 2], [c0, r0], [c1, r1], f"chunk{i}_filter", f"filter channels {c0}..{c1 - 1}, kernel rows {r0}..{r1 - 1}"
+        )
+        part = _split_sum(b, desc, xs, ws, f"chunk{i}", True, (r1 - r0, *ks[1:]))
+        total = part if total is None else b.node("Add", [total, part], f"sum{i}", "the chunks' sums (INT32)")
+    assert total is not None and dims >= 1
+    return total
+
+
+def _accumulation(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    a = _centred(b, desc, inputs, "InputTensor", "InputZeroPointTensor")
+    w = _centred(b, desc, inputs, "FilterTensor", "FilterZeroPointTensor")
+    if b.variant == "float32":
+        return _as_int32(b, _conv(b, desc, a, w, "conv", "the exact sum of products, in FLOAT32"), "acc")
+    return _split(b, desc, a, w)
+
+
+def _multiplier(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    """(InputScale * FilterScale) / OutputScale in FLOAT32, as {1, M or 1, 1...}."""
+    rank = desc.tensor("OutputTensor").rank
+    x_scale = _scalar_shape(b, inputs["InputScaleTensor"], 0, 1, "input_scale", "one value")
+    y_scale = _scalar_shape(b, inputs["OutputScaleTensor"], 0, 1, "output_scale", "one value")
+    m = _channels(desc, "FilterScaleTensor")
+    w_scale = b.reshape(inputs["FilterScaleTensor"], [1, m] + [1] * (rank - 2), "filter_scale", "per output channel (or one)")
+    product = b.node("Mul", [x_scale, w_scale], "scale_product", "InputScale * FilterScale")
+    return b.node("Div", [product, y_scale], "multiplier", "(InputScale * FilterScale) / OutputScale")
+
+
+def requantize(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], acc: str) -> str:
+    if inputs.get("BiasTensor") is not None:
+        acc = b.node("Add", [acc, inputs["BiasTensor"]], "biased", "acc + Bias (INT32)")
+    v = b.node(
+        "Mul", [b.cast(acc, F32, "acc_float", "acc in FLOAT32"), _multiplier(desc, b, inputs)], "scaled", "acc * multiplier"
+    )
+    r = b.node("Round", [v], "rounded", "halves to even")
+    if inputs.get("OutputZeroPointTensor") is not None:
+        zero = b.cast(
+            _scalar_shape(b, inputs["OutputZeroPointTensor"], 0, 1, "output_zero", "one value"),
+            F32,
+            "output_zero_float",
+            "in FLOAT32",
+        )
+        r = b.node("Add", [r, zero], "shifted", "+ OutputZeroPoint")
+    out = desc.tensor("OutputTensor").data_type
+    lo, hi = common.float32_range(out)
+    r = b.node("Clip", [r, b.scalar(lo, F32, "type_min"), b.scalar(hi, F32, "type_max")], "saturated", f"saturated to {out}")
+    return b.cast(r, out, "as_output", f"as {out}")
+
+
+def _native(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    """ConvInteger / QLinearConv: the DirectML EP's nodes for these operators."""
+    dims = desc["DimensionCount"]
+    attrs = {
+        "strides": list(desc["Strides"]),
+        "dilations": list(desc["Dilations"]),
+        "pads": list(desc["StartPadding"]) + list(desc["EndPadding"]),
+        "group": desc["GroupCount"],
+        "kernel_shape": list(desc.tensor("FilterTensor").sizes[2:]),
+    }
+
+    def zero(name: str, like: str, per_m: bool) -> str:
+        t = desc.optional_tensor(name)
+        if t is None:
+            return b.const(np.zeros([], desc.tensor(like).data_type.numpy), f"{name}_zero")
+        m = _channels(desc, name)
+        return b.reshape(inputs[name], [m] if per_m and m > 1 else [], f"{name}_onnx", "ONNX's scalar or 1-D zero point")
+
+    x_zero, w_zero = zero("InputZeroPointTensor", "InputTensor", False), zero("FilterZeroPointTensor", "FilterTensor", True)
+    assert dims >= 1
+    if not quantized(desc):
+        return b.node(
+            "ConvInteger", [inputs["InputTensor"], inputs["FilterTensor"], x_zero, w_zero], "conv_integer", DML_NODE_DOC, **attrs
+        )
+    m = _channels(desc, "FilterScaleTensor")
+    scale = b.reshape(inputs["FilterScaleTensor"], [m] if m > 1 else [], "filter_scale_onnx", "ONNX's scalar or 1-D scale")
+    args = [
+        inputs["InputTensor"],
+        b.reshape(inputs["InputScaleTensor"], [], "input_scale_onnx", "scalar"),
+        x_zero,
+        inputs["FilterTensor"],
+        scale,
+        w_zero,
+        b.reshape(inputs["OutputScaleTensor"], [], "output_scale_onnx", "scalar"),
+        zero("OutputZeroPointTensor", "OutputTensor", False),
+    ]
+    if inputs.get("BiasTensor") is not None:
+        args.append(b.reshape(inputs["BiasTensor"], [desc.tensor("OutputTensor").sizes[1]], "bias_onnx", "B {M}"))
+    return b.node("QLinearConv", args, "qlinear_conv", DML_NODE_DOC, **attrs)
+
+
+def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    if b.variant == "native":
+        return _native(desc, b, inputs)
+    acc = _accumulation(desc, b, inputs)
+    return requantize(desc, b, inputs, acc) if quantized(desc) else acc
+
+
+# -- reference ------------------------------------------------------------------------------------
+
+
+def _centred_values(x: np.ndarray, zero: np.ndarray | None) -> np.ndarray:
+    """x - zero point (one value, or one per output channel along x's dimension 0) in FLOAT64."""
+    v = x.astype(np.float64)
+    if zero is None:
+        return v
+    z = zero.astype(np.float64).reshape(-1)
+    return v - z.reshape([-1] + [1] * (x.ndim - 1)) if z.size > 1 else v - z[0]
+
+
+def accumulate(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """acc (+ Bias), exact (convolution.py's FLOAT64 sums of integers below 2**53), wrapped to INT32."""
+    x = _centred_values(inputs["InputTensor"], inputs.get("InputZeroPointTensor"))
+    w = _centred_values(inputs["FilterTensor"], inputs.get("FilterZeroPointTensor"))
+    acc = convolution.reference(Forward(desc), {"InputTensor": x, "FilterTensor": w}).astype(np.int64)  # type: ignore[arg-type]
+    if inputs.get("BiasTensor") is not None:
+        acc = acc + inputs["BiasTensor"].astype(np.int64)
+    return acc.astype(np.int32)  # numpy wraps: two's complement
+
+
+def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    acc = accumulate(desc, inputs)
+    if not quantized(desc):
+        return acc
+    one = lambda name: np.float32(inputs[name].reshape(-1)[0])  # noqa: E731
+    w_scale = inputs["FilterScaleTensor"].astype(np.float32).reshape([1, -1] + [1] * (acc.ndim - 2))
+    multiplier = (one("InputScaleTensor") * w_scale) / one("OutputScaleTensor")
+    with np.errstate(all="ignore"):
+        r = np.rint(acc.astype(np.float32) * multiplier)
+        if inputs.get("OutputZeroPointTensor") is not None:
+            r = r + one("OutputZeroPointTensor")
+    out = desc.tensor("OutputTensor").data_type.numpy
+    info = np.iinfo(out)
+    return np.clip(r, info.min, info.max).astype(out)
+
+
+# -- examples (lowered_ops) -------------------------------------------------------------------------
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: each input type, with zero points (and, quantized, per-channel scales and Bias)."""
+    out = []
+    for t in common.example_types(op, "InputTensor"):
+        desc: common.Example = {
+            "InputTensor": common.example_tensor(t, [1, 2, 5, 5]),
+            "InputZeroPointTensor": common.example_tensor(t, [1, 1, 1, 1]),
+            "FilterTensor": common.example_tensor(t, [4, 2, 3, 3]),
+            "FilterZeroPointTensor": common.example_tensor(t, [1, 4, 1, 1]),
+            "OutputTensor": common.example_tensor(t if op.name == QUANTIZED else "INT32", [1, 4, 3, 3]),
+            "DimensionCount": 2,
+            "Strides": [1, 1],
+            "Dilations": [1, 1],
+            "StartPadding": [0, 0],
+            "EndPadding": [0, 0],
+            "GroupCount": 1,
+        }
+        if op.name == QUANTIZED:
+            desc |= {
+                "InputScaleTensor": common.example_tensor("FLOAT32", [1, 1, 1, 1]),
+                "FilterScaleTensor": common.example_tensor("FLOAT32", [1, 4, 1, 1]),
+                "BiasTensor": common.example_tensor("INT32", [1, 4, 1, 1]),
+                "OutputScaleTensor": common.example_tensor("FLOAT32", [1, 1, 1, 1]),
+                "OutputZeroPointTensor": common.example_tensor(t, [1, 1, 1, 1]),
+            }
+        out.append(desc)
+    return out

@@ -1,0 +1,367 @@
+"""DML_OPERATOR_AVERAGE_POOLING_GRAD and DML_OPERATOR_MAX_POOLING_GRAD: the backpropagation of
+AVERAGE_POOLING and MAX_POOLING2 (pooling.py). InputGradientTensor has the forward's output sizes
+[N, C, O...], OutputGradientTensor (and MAX's InputTensor, the forward's input) its input sizes
+[N, C, X...]; DimensionCount (2 or 3) spatial dimensions, windows of WindowSize elements (every
+Dilations-th element for MAX) in steps of Strides over the input padded by StartPadding and
+EndPadding. Window o's tap t reads input element o * Strides + t * Dilations - StartPadding.
+
+- AVERAGE: each window's gradient divided by its divisor goes to every input element of the
+  window: OutputGradient[i] = sum over the windows that hold i of InputGradient[o] / divisor[o]
+  (the page's example: [[1, 2], [3, 4]] by a 2x2 window gives [[0.25, 0.75, 0.5], [1, 2.5,
+  1.5], [0.75, 1.75, 1]]).
+- MAX: each window's gradient goes to the element of InputTensor that the forward picked, the one
+  with the lowest logical index where several are equal (the page's words); sums where windows
+  overlap, zeros elsewhere (the page's example: [[1, 2], [4, 5]] over [[1, 2, 3], [2, 4, 2],
+  [5, 6, 7]] gives [[0, 0, 0], [0, 3, 0], [0, 4, 5]]).
+
+What the pages leave open, as DirectML's own API computed it (1.24.4 under Wine; tests/
+test_pooling_grad.py pins each):
+- the AVERAGE divisor is the count of the window's input elements, and with IncludePadding the
+  count of its elements within the padded input [-StartPadding, InputSize + EndPadding);
+- AVERAGE takes InputGradientTensor's spatial sizes as they are: fewer windows than the forward's
+  formula, or more (windows past the padded input: their elements there count in neither
+  divisor), a window larger than the padded input; N and C must be OutputGradientTensor's;
+- MAX picks as MAX_POOLING2 does (pooling.py): NaN and -inf count as the type's lowest finite
+  value, so a window of only those gives its first input element the gradient; ties go to the
+  first element in window order (the lowest logical index);
+- a window entirely in padding passes its gradient nowhere (AVERAGE: no input element; MAX: not
+  to element 0, which the forward's index names);
+- MAX requires InputGradientTensor's spatial sizes to be the forward's formula with the dilated
+  window, (padded size - (WindowSize - 1) * Dilations - 1) / Strides + 1 rounded down, and 1
+  where the window is larger than the padded input (E_INVALIDARG otherwise), InputTensor's sizes
+  to be OutputGradientTensor's;
+- DirectML accepts Strides or WindowSize 0 (AVERAGE: a zero gradient) and refuses Dilations 0:
+  all three are refused here (1 or more, as the forward's pages);
+- FLOAT16 is accumulated in FLOAT32 (tolerances.training_grad).
+
+The lowering ("taps"), FLOAT32 throughout (FLOAT16 cast there and back), static shapes, no
+multiplication of a gradient by a 0 weight (a NaN or an infinity reaches only its own elements):
+per window tap the contributions C_t [N, C, O...] (AVERAGE: InputGradient / divisor, the same for
+every tap; MAX: InputGradient where tap t is the window's first maximum, else 0, from pooling's
+floored, padded input: a Slice per tap, Max, Equal, Where, Min of the tap numbers); then axis by
+axis, last first, the adjoint of the strided tap read: C spread to every Strides-th element
+(Reshape, Pad, Reshape, Slice), each tap's copy moved into place (Pad, Slice: element o * Strides +
+t * Dilations - StartPadding, the rest cropped) and the taps summed (Sum), so AVERAGE costs the sum
+of the window sizes in nodes, MAX the product (its taps' masks) plus the sum. A ConvTranspose with
+a ones (AVERAGE) or one-hot (MAX) kernel computes the same on finite gradients, but a kernel's 0
+times an infinite gradient puts NaN where DirectML has none. The DirectML EP registers no ONNX node
+that maps onto these operators (MaxPoolGrad and AveragePoolGrad are training operators outside
+its registrations): every target takes this graph."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import GraphBuilder
+from ..desc import OperatorDesc
+from ..errors import ModelError
+from ..schema import OperatorSchema
+from . import common, pooling
+
+ROWS = ("AVERAGE_POOLING_GRAD", "MAX_POOLING_GRAD")
+IN, OUT, X = "InputGradientTensor", "OutputGradientTensor", "InputTensor"
+ARRAYS = ("Strides", "WindowSize", "StartPadding", "EndPadding", "Dilations")
+CANDIDATES = ("taps",)  # choices.py
+F32 = dtypes.FLOAT32
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One spatial axis: the input's size, the windows' count, and the desc's window fields."""
+
+    size: int  # X: OutputGradientTensor's (the forward input's) size
+    windows: int  # O: InputGradientTensor's size
+    stride: int
+    window: int
+    dilation: int
+    start: int
+    end: int
+
+    def positions(self) -> np.ndarray:
+        """[O, WindowSize]: the input position each tap of each window reads."""
+        return np.arange(self.windows)[:, None] * self.stride + np.arange(self.window)[None, :] * self.dilation - self.start
+
+    def inside(self) -> np.ndarray:
+        p = self.positions()
+        return (p >= 0) & (p < self.size)
+
+
+def is_max(desc: OperatorDesc) -> bool:
+    return desc.schema.name == "MAX_POOLING_GRAD"
+
+
+def axes(desc: OperatorDesc) -> list[Axis]:
+    n = desc["DimensionCount"]
+    dil = desc["Dilations"] if is_max(desc) else (1,) * n
+    out, g = desc.tensor(OUT).sizes[2:], desc.tensor(IN).sizes[2:]
+    fields = zip(out, g, desc["Strides"], desc["WindowSize"], dil, desc["StartPadding"], desc["EndPadding"], strict=True)
+    return [Axis(*f) for f in fields]
+
+
+def max_windows(a: Axis) -> int:
+    """MAX_POOLING_GRAD's window count along an axis (DirectML's rule: the dilated window's
+    formula, at least 1)."""
+    extent = (a.window - 1) * a.dilation + 1
+    return max(1, (a.size + a.start + a.end - extent) // a.stride + 1)
+
+
+# -- validation -------------------------------------------------------------------------------
+
+
+def validate(desc: OperatorDesc) -> None:
+    common.check_same_type(desc, OUT, IN)
+    common.check_same_rank(desc, OUT, IN)
+    if is_max(desc):
+        common.check_same_type(desc, X, IN)
+        common.check_same_sizes(desc, X, OUT)
+    g, out = desc.tensor(IN), desc.tensor(OUT)
+    spatial = out.rank - 2
+    if desc["DimensionCount"] != spatial:
+        raise ModelError(
+            desc.at("DimensionCount"), f"must be {OUT}'s DimensionCount - 2 ({spatial}), not {desc['DimensionCount']}"
+        )
+    for name in (a for a in ARRAYS if a in desc.values):
+        values = desc[name]
+        if len(values) != spatial:
+            raise ModelError(desc.at(name), f"{name} must have DimensionCount ({spatial}) elements, not {len(values)}")
+        low = next((i for i, v in enumerate(values) if v < 1 and name in ("Strides", "WindowSize", "Dilations")), None)
+        if low is not None:  # DirectML takes Strides and WindowSize 0 (zeros) and refuses Dilations 0
+            raise ModelError(desc.at(name, low), f"{name} must be 1 or more, not {values[low]}")
+    for i in range(2):
+        if g.sizes[i] != out.sizes[i]:
+            what = ("N", "C")[i]
+            raise ModelError(desc.at(IN, "Sizes", i), f"must be {OUT}'s {what} ({out.sizes[i]}), not {g.sizes[i]}")
+    if is_max(desc):
+        want = [max_windows(a) for a in axes(desc)]
+        if list(g.sizes[2:]) != want:
+            raise ModelError(
+                desc.at(IN, "Sizes"),
+                f"must be {list(out.sizes[:2]) + want}: N and C of {OUT}, then (padded size - (WindowSize - 1) *"
+                f" Dilations - 1) / Strides + 1 per spatial dimension, rounded down (1 for a window larger than the"
+                f" padded input); not {list(g.sizes)}",
+            )
+
+
+# -- the divisors and the forward's window ----------------------------------------------------
+
+
+def divisors(desc: OperatorDesc) -> np.ndarray:
+    """AVERAGE's divisor of each window [O...]: its input elements, or with IncludePadding its
+    elements within the padded input (DirectML's counts); 0 for a window with none."""
+    total = np.ones((), np.int64)
+    for a in axes(desc):
+        p = a.positions()
+        low, high = (-a.start, a.size + a.end) if desc["IncludePadding"] else (0, a.size)
+        total = np.multiply.outer(total, ((p >= low) & (p < high)).sum(axis=1))
+    return total
+
+
+def forward_window(desc: OperatorDesc) -> pooling.Window:
+    """MAX_POOLING2's window with EndPadding extended to cover every window (a window larger than
+    the padded input: pooling.window's rule)."""
+    ax = axes(desc)
+    end = tuple(
+        a.end + max(0, (a.windows - 1) * a.stride + (a.window - 1) * a.dilation + 1 - (a.size + a.start + a.end)) for a in ax
+    )
+    return pooling.Window(
+        "MAX",
+        tuple(a.stride for a in ax),
+        tuple(a.window for a in ax),
+        tuple(a.start for a in ax),
+        end,
+        tuple(a.dilation for a in ax),
+    )
+
+
+# -- lowering ---------------------------------------------------------------------------------
+
+
+class _Spread:
+    """The adjoint of the taps' strided reads, axis by axis (the module's docstring)."""
+
+    def __init__(self, b: GraphBuilder, shape: list[int], ax: list[Axis], taps: bool) -> None:
+        self.b, self.shape, self.ax, self.taps = b, shape, ax, taps
+
+    def run(self, c: str) -> str:
+        n = len(self.ax)
+        for a in reversed(range(n)):
+            c = self._axis(c, a, (a + 1 if self.taps else 0) + 2 + a)
+        return c
+
+    def _axis(self, c: str, a: int, at: int) -> str:
+        b, ax = self.b, self.ax[a]
+        c, length = self._strided(c, a, at)
+        parts = []
+        for t in range(ax.window):
+            part, pos = c, at
+            if self.taps:
+                part = b.node("Gather", [c, b.i64(t, f"axis{a}_tap{t}")], f"axis{a}_tap{t}", f"tap {t}'s contributions", axis=a)
+                pos = at - 1
+            shift = ax.start - t * ax.dilation  # out[i] = spread[i + shift]
+            if shift >= length or shift + ax.size <= 0:
+                continue  # every window's tap t is in padding
+            parts.append(self._place(part, a, t, pos, length, shift))
+        if self.taps:
+            del self.shape[a]
+            at -= 1
+        self.shape[at] = ax.size
+        if not parts:
+            return b.filled(self.shape, 0.0, np.float32, f"axis{a}_zeros", "every tap in padding")
+        return parts[0] if len(parts) == 1 else b.node("Sum", parts, f"axis{a}_sum", f"the taps' contributions along axis {a}")
+
+    def _strided(self, c: str, a: int, at: int) -> tuple[str, int]:
+        """c with Strides - 1 zeros after each element along `at`: window o at o * Strides."""
+        b, ax, shape = self.b, self.ax[a], self.shape
+        if ax.stride == 1 or ax.windows == 1:
+            return c, ax.windows
+        # 4-D whatever the rank: MAX's [WindowSize..., N, C, O...] has 8 dimensions with 3 spatial
+        # ones, and the CUDA EP's Pad takes at most 8 (one more failed on the H100)
+        split = [math.prod(shape[:at]), shape[at], 1, math.prod(shape[at + 1 :])]
+        c = b.reshape(c, split, f"axis{a}_split", "a new axis after the windows' (the others merged)")
+        pads = [0] * 8
+        pads[4 + 2] = ax.stride - 1
+        c = b.node(
+            "Pad", [c, b.i64(pads, f"axis{a}_stride_pads")], f"axis{a}_strided", f"{ax.stride - 1} zeros after each window"
+        )
+        merged = [*shape[:at], ax.windows * ax.stride, *shape[at + 1 :]]
+        c = b.reshape(c, merged, f"axis{a}_merged", "window o at o * Strides")
+        length = (ax.windows - 1) * ax.stride + 1
+        c = b.slice(c, [at], [0], [length], f"axis{a}_trimmed", "to the last window")
+        return c, length
+
+    def _place(self, c: str, a: int, t: int, at: int, length: int, shift: int) -> str:
+        """out[i] = c[i + shift] along `at` for i < the input's size, zeros outside c."""
+        b, size = self.b, self.ax[a].size
+        before, after = max(0, -shift), max(0, size + shift - length)
+        rank = len(self.shape) - (1 if self.taps else 0)
+        if before or after:
+            pads = [0] * (2 * rank)
+            pads[at], pads[rank + at] = before, after
+            c = b.node("Pad", [c, b.i64(pads, f"axis{a}_tap{t}_pads")], f"axis{a}_tap{t}_padded", "zeros past the windows")
+        begin = shift + before
+        if begin == 0 and before + length + after == size:
+            return c
+        return b.slice(c, [at], [begin], [begin + size], f"axis{a}_tap{t}_placed", f"tap {t}'s input positions")
+
+
+def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    dtype = desc.tensor(IN).data_type
+    ax = axes(desc)
+    g = inputs[IN] if dtype == F32 else b.cast(inputs[IN], F32, "gradient_float32", "in FLOAT32")
+    shape = list(desc.tensor(IN).sizes)
+    if is_max(desc):
+        c = _max_contributions(desc, b, inputs, g)
+        shape = [a.window for a in ax] + shape
+    else:
+        d = divisors(desc)
+        safe = np.where(d == 0, 1, d).astype(np.float32).reshape(1, 1, *d.shape)
+        c = b.node("Div", [g, b.const(safe, "divisors")], "averaged", "each window's gradient / its divisor")
+    y = _Spread(b, shape, ax, is_max(desc)).run(c)
+    return y if dtype == F32 else b.cast(y, dtype, "output", f"in {dtype}")
+
+
+def _max_contributions(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], g: str) -> str:
+    """[WindowSize..., N, C, O...]: the gradient at the tap that is its window's first maximum."""
+    dtype, ax = desc.tensor(X).data_type, axes(desc)
+    w = forward_window(desc)
+    x = inputs[X] if dtype == F32 else b.cast(inputs[X], F32, "input_float32", "in FLOAT32, exactly")
+    x = pooling._floored(b, x, dtype)
+    xp, _ = pooling._padded(b, x, list(desc.tensor(X).sizes), w, pooling.lowest(dtype.numpy), np.float32)
+    n, out = len(ax), [a.windows for a in ax]
+    spatial_axes = b.i64(list(range(2, 2 + n)), "axes")
+    steps = b.i64([a.stride for a in ax], "steps")
+    inside = [a.inside() for a in ax]
+    taps, valid = [], []
+    for number, offset in enumerate(itertools.product(*(range(a.window) for a in ax))):
+        mask = np.ones((), bool)
+        for i, t in zip(inside, offset, strict=True):
+            mask = np.logical_and.outer(mask, i[:, t])
+        if not mask.any():
+            continue  # this tap is padding in every window
+        starts = [t * a.dilation for t, a in zip(offset, ax, strict=True)]
+        ends = [s + (o - 1) * a.stride + 1 for s, o, a in zip(starts, out, ax, strict=True)]
+        tap = b.node(
+            "Slice",
+            [xp, b.i64(starts, "starts"), b.i64(ends, "ends"), spatial_axes, steps],
+            "tap",
+            f"window element {list(offset)}",
+        )
+        taps.append((number, tap, mask))
+    total = math.prod(a.window for a in ax)
+    if not taps:  # every window entirely in padding: no gradient anywhere
+        return b.filled([*(a.window for a in ax), *desc.tensor(IN).sizes], 0.0, np.float32, "nothing", "every window padding")
+    y = taps[0][1] if len(taps) == 1 else b.node("Max", [t for _, t, _ in taps], "max", "each window's largest element")
+    none = b.scalar(total, dtypes.INT32, "no_tap")
+    for number, tap, mask in taps:
+        hit = b.node("Equal", [tap, y], "is_max", "this tap holds the maximum")
+        if not mask.all():
+            hit = b.node("And", [hit, b.const(mask.reshape(1, 1, *mask.shape), "inside")], "is_max_inside", "an input element")
+        valid.append(b.node("Where", [hit, b.scalar(number, dtypes.INT32, "tap_number"), none], "tap_if_max", "its number"))
+    first = valid[0] if len(valid) == 1 else b.node("Min", valid, "first", "the first maximum's tap (none: WindowSize product)")
+    first = b.reshape(first, [1] * n + list(desc.tensor(IN).sizes), "first_front", "tap axes in front")
+    numbers = np.arange(total, dtype=np.int32).reshape(*(a.window for a in ax), *([1] * (n + 2)))
+    chosen = b.node("Equal", [first, b.const(numbers, "tap_numbers")], "chosen", "[WindowSize..., N, C, O...]: the chosen tap")
+    return b.node("Where", [chosen, g, b.scalar(0.0, F32, "zero")], "contributions", "the gradient at its window's maximum")
+
+
+# -- reference --------------------------------------------------------------------------------
+
+
+def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    """The pages' sums in FLOAT64, rounded once: each window's gradient (AVERAGE: / its divisor)
+    added into its input elements (MAX: its first maximum's, from pooling's forward reference)."""
+    g = np.asarray(inputs[IN])
+    out = np.zeros(desc.tensor(OUT).sizes, np.float64)
+    if is_max(desc):
+        x = np.asarray(inputs[X])
+        floor = pooling.lowest(x.dtype)
+        with np.errstate(invalid="ignore"):
+            x = np.where(x >= floor, x, floor)
+        w = forward_window(desc)
+        v, valid = pooling._windows(w, x, floor)
+        positions, _ = pooling._windows(w, np.arange(x.size, dtype=np.int64).reshape(x.shape), 0)
+        first = np.argmax(valid & (v == v.max(axis=0)), axis=0)
+        index = np.take_along_axis(positions, first[None], axis=0)[0]
+        some = valid.any(axis=0)
+        np.add.at(out.reshape(-1), index[some], g.astype(np.float64)[some])
+        return out.astype(g.dtype)
+    ax = axes(desc)
+    d = divisors(desc)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        share = g.astype(np.float64) / np.where(d == 0, 1, d)
+    for offset in itertools.product(*(range(a.window) for a in ax)):
+        pos = [a.positions()[:, t] for a, t in zip(ax, offset, strict=True)]
+        keep = [(p >= 0) & (p < a.size) for p, a in zip(pos, ax, strict=True)]
+        if not all(k.any() for k in keep):
+            continue
+        target = (slice(None), slice(None), *np.ix_(*(p[k] for p, k in zip(pos, keep, strict=True))))
+        source = (slice(None), slice(None), *np.ix_(*(np.flatnonzero(k) for k in keep)))
+        out[target] += share[source]
+    with np.errstate(over="ignore"):
+        return out.astype(g.dtype)
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: each type, a 3x3 window of stride 2 with padding 1 over [1, 2, 5, 5]."""
+    out = []
+    for t in common.example_types(op, IN):
+        desc: common.Example = {
+            IN: common.example_tensor(t, [1, 2, 3, 3]),
+            OUT: common.example_tensor(t, [1, 2, 5, 5]),
+            "DimensionCount": 2,
+            "Strides": [2, 2],
+            "WindowSize": [3, 3],
+            "StartPadding": [1, 1],
+            "EndPadding": [1, 1],
+        }
+        if op.name == "MAX_POOLING_GRAD":
+            desc |= {X: common.example_tensor(t, [1, 2, 5, 5]), "Dilations": [1, 1]}
+        else:
+            desc["IncludePadding"] = False
+        out.append(desc)
+    return out

@@ -1,0 +1,626 @@
+"""DML_OPERATOR_RNN, DML_OPERATOR_LSTM and DML_OPERATOR_GRU: one recurrent layer over
+InputTensor X [1, seq_length, batch, input] (t: dimension 1), forward, backward or both
+(Direction; num_directions D = 2 for BIDIRECTIONAL, else 1).
+
+Tensors (every float tensor of InputTensor's DataType, FLOAT32 or FLOAT16; 4 dimensions each):
+WeightTensor W [1, D, G*hidden, input], RecurrenceTensor R [1, D, G*hidden, hidden] (G gates:
+RNN 1, LSTM 4 in the order i o f c, GRU 3 in the order z r h), BiasTensor [1, 1, D, 2*G*hidden]
+(W's biases of every gate, then R's), HiddenInitTensor (and LSTM's CellMemInitTensor)
+[1, D, batch, hidden], SequenceLengthsTensor UINT32 [1, 1, 1, batch], LSTM's PeepholeTensor
+[1, 1, D, 3*hidden] (i o f); outputs OutputSequenceTensor [seq_length, D, batch, hidden] (H_t of
+every t), OutputSingleTensor [1, D, batch, hidden] (the last H_t) and LSTM's
+OutputCellSingleTensor (the last C_t), each optional. hidden is RecurrenceTensor's Sizes[3].
+ActivationDescs: f (RNN), f g (GRU), f g h (LSTM) for the forward direction, then again for the
+backward one when bidirectional; any activation that DirectML fuses (with its parameters).
+
+The cells (the pages' equations, ONNX's RNN/GRU/LSTM; P_o multiplies C_t, below):
+RNN   H = f(X W^T + H R^T + Wb + Rb)
+GRU   z = f(X Wz^T + H Rz^T + Wbz + Rbz), r = f(... r ...),
+      h = g(X Wh^T + (r * H) Rh^T + Rbh + Wbh)   (LinearBeforeReset: g(X Wh^T + r * (H Rh^T + Rbh) + Wbh)),
+      H = (1 - z) * h + z * H
+LSTM  i = f(clip(X Wi^T + H Ri^T + Pi * C + Wbi + Rbi)), f_ = f(... f ...) (CoupleInputForget: 1 - i),
+      c = g(clip(X Wc^T + H Rc^T + Wbc + Rbc)), C = f_ * C + i * c,
+      o = f(clip(X Wo^T + H Ro^T + Po * C_new + Wbo + Rbo)), H = o * h(C_new)
+clip bounds an activation's input to [-ClipThreshold, ClipThreshold] where UseClipThreshold.
+
+Sequence lengths (SequenceLengthsTensor, per batch entry): the forward direction runs t = 0 ..
+len - 1, the backward one t = len - 1 .. 0 (each entry's own last step first); OutputSequenceTensor
+is 0 at t >= len, and the single outputs hold the state after the entry's last step. Lengths
+beyond seq_length are outside the pages' range: the reference reads them as seq_length (DirectML's
+backward direction agrees, its forward one gives other values: not settled, not tested).
+
+What DirectML's own API computed (every matrix case, tests/test_recurrent.py pins the values):
+- where the pages are silent: a batch entry of length 0 in the forward direction still takes
+  step 0: OutputCellSingleTensor is the cell state after step 0 and OutputSingleTensor is 0 (not
+  the initial states); in the backward direction it keeps HiddenInitTensor and CellMemInitTensor.
+  CELU as an activation of GRU or LSTM fails CompileOperator (E_UNEXPECTED): refused here; RNN
+  takes it. Every other fusable activation (with its parameters) works in all three.
+- where the LSTM page is wrong: its output gate reads P_o * C_{t-1} and H_t = o_t * h(c_t) (the
+  cell gate); DirectML computes P_o * C_t and h(C_t), as ONNX's LSTM does (the DirectML EP maps
+  ONNX's LSTM straight onto this operator): the reference follows DirectML (a documentation error,
+  like LogSoftmax1's page examples).
+- FLOAT16: DirectML rounds each step's values to FLOAT16 (1.5e-3 off FLOAT32 after 3 steps:
+  tolerances.recurrent); the graphs compute in FLOAT32 and round once.
+
+Lowerings:
+- "unrolled" (every target): the sequence length is static, so each direction is unrolled step by
+  step: one MatMul of every X_t by W^T (plus Wb) up front, then per step a MatMul by R^T (plus
+  Rb), the gates (Slice), clip (Clip), the activations (the fused-activation lowerings of
+  activations.py), and with sequence lengths a Where per state keeping it past an entry's length
+  (the forward direction's step 0 unmasked, as DirectML) and one zeroing OutputSequenceTensor;
+  FLOAT16 is computed in FLOAT32 and rounded once. Every node is one the CPU, CUDA and DirectML EPs
+  register; the graph grows with seq_length (about 15 nodes per step and direction).
+- "onnx_node" (the dml target only: DML_ONLY, DML_PREFERENCE): ONNX's RNN, GRU or LSTM, which the
+  DirectML EP turns back into this operator (DmlOperatorRecurrentNeuralNetwork.cpp: X [seq, batch,
+  input] and the others without their leading 1s, sequence_lens INT32 read as UINT32, the
+  activations by ONNX name with activation_alpha/beta, clip only where UseClipThreshold,
+  input_forget, linear_before_reset), where every activation is one that EP maps: RELU,
+  LEAKY_RELU, THRESHOLDED_RELU, TANH, SCALED_TANH, SIGMOID, HARD_SIGMOID, ELU, SOFTSIGN (not
+  SOFTPLUS: the EP leaves its Steepness unset; not LINEAR, IDENTITY, the ELUs' variants, SHRINK,
+  GELU, PARAMETRIC_SOFTPLUS). The CPU EP's kernels compute every FLOAT32 matrix case with lengths of
+  at least 1 as DirectML does (tests/test_recurrent.py); at a length of 0 they differ.
+- Not emitted on the portable and cuda targets: ONNX's nodes. The CUDA EP runs them through
+  cuDNN (onnxruntime/core/providers/cuda/rnn/), which reads neither `activations` (cuDNN's fixed
+  sigmoid/tanh; RNN's Tanh or Relu only), `clip`, `input_forget` nor the peepholes, has cuDNN's
+  GRU formula (linear before reset), zeroes every output of a length-0 entry, and cannot be
+  checked here; the CPU EP has no FLOAT16 kernels. A cuda-target candidate for the default cells
+  waits for a GPU session to measure it against the unrolled graph.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .. import dtypes
+from ..builder import GraphBuilder
+from ..desc import OperatorDesc
+from ..errors import ModelError
+from ..schema import OperatorSchema
+from ..targets import DML_NODE_DOC
+from . import activations, common
+
+CANDIDATES = ("unrolled", "onnx_node")
+DML_ONLY = ("onnx_node",)
+DML_PREFERENCE = ("onnx_node",)
+# The activations the DirectML EP maps from ONNX names onto DirectML's (InitActivationDescs in
+# DmlOperatorRecurrentNeuralNetwork.cpp), with the fields it passes as activation_alpha and
+# activation_beta. Softplus is left out: the EP leaves its Steepness unset.
+ONNX_ACTIVATIONS: dict[str, tuple[str, tuple[str, ...], tuple[str, ...]]] = {
+    "ACTIVATION_RELU": ("Relu", (), ()),
+    "ACTIVATION_LEAKY_RELU": ("LeakyRelu", ("Alpha",), ()),
+    "ACTIVATION_THRESHOLDED_RELU": ("ThresholdedRelu", ("Alpha",), ()),
+    "ACTIVATION_TANH": ("Tanh", (), ()),
+    "ACTIVATION_SCALED_TANH": ("ScaledTanh", ("Alpha",), ("Beta",)),
+    "ACTIVATION_SIGMOID": ("Sigmoid", (), ()),
+    "ACTIVATION_HARD_SIGMOID": ("HardSigmoid", ("Alpha",), ("Beta",)),
+    "ACTIVATION_ELU": ("Elu", ("Alpha",), ()),
+    "ACTIVATION_SOFTSIGN": ("Softsign", (), ()),
+}
+ONNX_DIRECTIONS = {"FORWARD": "forward", "BACKWARD": "reverse", "BIDIRECTIONAL": "bidirectional"}
+F32 = dtypes.FLOAT32
+
+
+@dataclass(frozen=True)
+class Cell:
+    gates: int  # G: W's and R's blocks of `hidden` rows
+    activations: int  # activation descs per direction
+    gate_names: str  # the blocks' order in W, R and the biases
+
+
+CELLS = {"RNN": Cell(1, 1, "i"), "LSTM": Cell(4, 3, "iofc"), "GRU": Cell(3, 2, "zrh")}
+FLOATS = (
+    "InputTensor",
+    "WeightTensor",
+    "RecurrenceTensor",
+    "BiasTensor",
+    "HiddenInitTensor",
+    "CellMemInitTensor",
+    "PeepholeTensor",
+    "OutputSequenceTensor",
+    "OutputSingleTensor",
+    "OutputCellSingleTensor",
+)
+
+
+@dataclass(frozen=True)
+class Dims:
+    seq: int
+    batch: int
+    input: int
+    hidden: int
+    directions: int
+
+
+def cell(desc: OperatorDesc) -> Cell:
+    return CELLS[desc.schema.name]
+
+
+def directions(desc: OperatorDesc) -> int:
+    return 2 if desc["Direction"] == "BIDIRECTIONAL" else 1
+
+
+def dims(desc: OperatorDesc) -> Dims:
+    x, r = desc.tensor("InputTensor").sizes, desc.tensor("RecurrenceTensor").sizes
+    return Dims(x[1], x[2], x[3], r[3], directions(desc))
+
+
+def expected_sizes(desc: OperatorDesc) -> dict[str, list[int]]:
+    """Every tensor's Sizes as the page gives them, from InputTensor's and RecurrenceTensor's."""
+    d, g = dims(desc), cell(desc).gates
+    state = [1, d.directions, d.batch, d.hidden]
+    return {
+        "InputTensor": [1, d.seq, d.batch, d.input],
+        "WeightTensor": [1, d.directions, g * d.hidden, d.input],
+        "RecurrenceTensor": [1, d.directions, g * d.hidden, d.hidden],
+        "BiasTensor": [1, 1, d.directions, 2 * g * d.hidden],
+        "HiddenInitTensor": state,
+        "CellMemInitTensor": state,
+        "SequenceLengthsTensor": [1, 1, 1, d.batch],
+        "PeepholeTensor": [1, 1, d.directions, 3 * d.hidden],
+        "OutputSequenceTensor": [d.seq, d.directions, d.batch, d.hidden],
+        "OutputSingleTensor": state,
+        "OutputCellSingleTensor": state,
+    }
+
+
+def validate(desc: OperatorDesc) -> None:
+    present = {f.name for f in desc.schema.fields}
+    for name in FLOATS:
+        if name in present:
+            common.check_same_type(desc, name, "InputTensor")
+    if desc.tensor("InputTensor").sizes[0] != 1:
+        raise ModelError(
+            desc.at("InputTensor", "Sizes", 0),
+            f"must be 1 ([1, seq_length, batch_size, input_size]), not {desc.tensor('InputTensor').sizes[0]}",
+        )
+    want = expected_sizes(desc)
+    for name, sizes in want.items():
+        t = desc.optional_tensor(name) if name in present else None
+        if t is not None and list(t.sizes) != sizes:
+            shape = _SHAPES[name]
+            raise ModelError(desc.at(name, "Sizes"), f"must be {sizes} ({shape}), not {list(t.sizes)}")
+    if not desc.outputs:
+        raise ModelError(desc.path, "at least one output tensor must be set (OutputSequenceTensor, OutputSingleTensor, ...)")
+    per, n = cell(desc).activations, directions(desc)
+    if desc["ActivationDescCount"] != per * n:
+        rule = f"{per} activation(s) per direction, {n} direction(s)"
+        raise ModelError(desc.at("ActivationDescCount"), f"must be {per * n} ({rule}), not {desc['ActivationDescCount']}")
+    for i, act in enumerate(desc["ActivationDescs"]):
+        activations.validate(act)
+        if act.schema.name in REFUSED_ACTIVATIONS.get(desc.schema.name, ()):
+            raise ModelError(
+                desc.at("ActivationDescs", i, "Type"),
+                f"DML_OPERATOR_{act.schema.name} cannot be an activation of DML_OPERATOR_{desc.schema.name} "
+                "(DirectML's CompileOperator fails with E_UNEXPECTED)",
+            )
+
+
+# What DirectML's API refuses though the page is silent: CELU (feature level 3_0) in GRU and LSTM.
+REFUSED_ACTIVATIONS = {"GRU": ("ACTIVATION_CELU",), "LSTM": ("ACTIVATION_CELU",)}
+
+
+_SHAPES = {
+    "InputTensor": "[1, seq_length, batch_size, input_size]",
+    "WeightTensor": "[1, num_directions, gates * hidden_size, input_size]",
+    "RecurrenceTensor": "[1, num_directions, gates * hidden_size, hidden_size]",
+    "BiasTensor": "[1, 1, num_directions, 2 * gates * hidden_size]",
+    "HiddenInitTensor": "[1, num_directions, batch_size, hidden_size]",
+    "CellMemInitTensor": "[1, num_directions, batch_size, hidden_size]",
+    "SequenceLengthsTensor": "[1, 1, 1, batch_size]",
+    "PeepholeTensor": "[1, 1, num_directions, 3 * hidden_size]",
+    "OutputSequenceTensor": "[seq_length, num_directions, batch_size, hidden_size]",
+    "OutputSingleTensor": "[1, num_directions, batch_size, hidden_size]",
+    "OutputCellSingleTensor": "[1, num_directions, batch_size, hidden_size]",
+}
+
+
+# -- reference ------------------------------------------------------------------------------
+
+
+def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The pages' equations in FLOAT64, step by step per direction and batch entry's length."""
+    d, c, op = dims(desc), cell(desc), desc.schema.name
+    t_out = inputs["InputTensor"].dtype
+    f64 = {k: v.astype(np.float64) for k, v in inputs.items() if v is not None and k != "SequenceLengthsTensor"}
+    x = f64["InputTensor"][0]  # [T, B, I]
+    h_all, single, cell_single = np.zeros((d.seq, d.directions, d.batch, d.hidden)), [], []
+    lengths = inputs.get("SequenceLengthsTensor")
+    lengths = np.full(d.batch, d.seq, np.int64) if lengths is None else lengths.reshape(-1).astype(np.int64)
+    zeros = np.zeros((d.batch, d.hidden))
+    acts = desc["ActivationDescs"]
+    clip = float(np.float32(desc["ClipThreshold"])) if op == "LSTM" and desc["UseClipThreshold"] else None
+    with np.errstate(all="ignore"):
+        for k in range(d.directions):
+            w, r = f64["WeightTensor"][0, k], f64["RecurrenceTensor"][0, k]
+            bias = f64["BiasTensor"][0, 0, k] if "BiasTensor" in f64 else np.zeros(2 * c.gates * d.hidden)
+            wb, rb = bias[: c.gates * d.hidden], bias[c.gates * d.hidden :]
+            h = f64["HiddenInitTensor"][0, k] if "HiddenInitTensor" in f64 else zeros
+            cm = f64["CellMemInitTensor"][0, k] if "CellMemInitTensor" in f64 else zeros
+            p = f64["PeepholeTensor"][0, 0, k] if "PeepholeTensor" in f64 else np.zeros(3 * d.hidden)
+            fa = acts[k * c.activations : (k + 1) * c.activations]
+            backward = desc["Direction"] == "BACKWARD" or k == 1
+            # DirectML's forward direction takes its first step whatever the length: a batch entry of
+            # length 0 ends with the cell state of step 0 and OutputSingleTensor 0
+            steps = lengths if backward else np.maximum(lengths, 1)
+            for t in range(d.seq - 1, -1, -1) if backward else range(d.seq):
+                live = (t < steps)[:, None]
+                h_new, c_new = _step(op, desc, x[t], h, cm, w, r, wb, rb, p, fa, clip)
+                h = np.where(live, h_new, h)
+                cm = np.where(live, c_new, cm)
+                h_all[t, k] = np.where((t < lengths)[:, None], h_new, 0)
+            single.append(h if backward else np.where((lengths == 0)[:, None], 0, h))
+            cell_single.append(cm)
+    values = {
+        "OutputSequenceTensor": h_all,
+        "OutputSingleTensor": np.stack(single)[None],
+        "OutputCellSingleTensor": np.stack(cell_single)[None],
+    }
+    return {k: values[k].astype(t_out) for k in desc.outputs}
+
+
+def _step(
+    op: str,
+    desc: OperatorDesc,
+    x: np.ndarray,
+    h: np.ndarray,
+    cm: np.ndarray,
+    w: np.ndarray,
+    r: np.ndarray,
+    wb: np.ndarray,
+    rb: np.ndarray,
+    p: np.ndarray,
+    acts: tuple[OperatorDesc, ...],
+    clip: float | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """One cell step for one direction: (H_t, C_t) from X_t [B, I], H_{t-1} and C_{t-1}."""
+    n = h.shape[1]
+
+    def block(m: np.ndarray, i: int) -> np.ndarray:
+        return m[i * n : (i + 1) * n]
+
+    def act(v: np.ndarray, i: int) -> np.ndarray:
+        return activations.reference(v, acts[i])
+
+    if op == "RNN":
+        return act(x @ w.T + h @ r.T + wb + rb, 0), cm
+    if op == "GRU":
+        z = act(x @ block(w, 0).T + h @ block(r, 0).T + block(wb, 0) + block(rb, 0), 0)
+        rr = act(x @ block(w, 1).T + h @ block(r, 1).T + block(wb, 1) + block(rb, 1), 0)
+        if desc["LinearBeforeReset"]:
+            hh = act(x @ block(w, 2).T + rr * (h @ block(r, 2).T + block(rb, 2)) + block(wb, 2), 1)
+        else:
+            hh = act(x @ block(w, 2).T + (rr * h) @ block(r, 2).T + block(rb, 2) + block(wb, 2), 1)
+        return (1 - z) * hh + z * h, cm
+
+    def pre(i: int, peep: np.ndarray | None, state: np.ndarray) -> np.ndarray:
+        v = x @ block(w, i).T + h @ block(r, i).T + block(wb, i) + block(rb, i)
+        if peep is not None:
+            v = v + peep * state
+        return v if clip is None else np.clip(v, -clip, clip)
+
+    pi, po, pf = (p[j * n : (j + 1) * n] for j in range(3))
+    i_gate = act(pre(0, pi, cm), 0)
+    f_gate = 1 - i_gate if desc["CoupleInputForget"] else act(pre(2, pf, cm), 0)
+    c_gate = act(pre(3, None, cm), 1)
+    c_new = f_gate * cm + i_gate * c_gate
+    o_gate = act(pre(1, po, c_new), 0)
+    return o_gate * act(c_new, 2), c_new
+
+
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    if candidate == "onnx_node":
+        return all(a.schema.name in ONNX_ACTIVATIONS for a in desc["ActivationDescs"])
+    return True
+
+
+def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> dict[str, str]:
+    if b.variant == "onnx_node":
+        return _onnx_node(desc, b, inputs)
+    return _unrolled(desc, b, inputs)
+
+
+def _onnx_node(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> dict[str, str]:
+    """ONNX's RNN, GRU or LSTM node, which the DirectML EP maps back onto this operator: DirectML's
+    tensors without their leading 1s (X [seq, batch, input], W [D, G*hidden, input], ...), the
+    lengths as INT32 (the EP reads them as UINT32 again), the activations by ONNX name."""
+    d, op = dims(desc), desc.schema.name
+
+    def shaped(name: str, sizes: list[int]) -> str:
+        v = inputs.get(name)
+        if v is None:
+            return ""
+        return b.reshape(v, sizes, f"{name}_onnx", f"{name} in ONNX's layout")
+
+    gh = cell(desc).gates * d.hidden
+    state = [d.directions, d.batch, d.hidden]
+    lengths = ""
+    if inputs.get("SequenceLengthsTensor") is not None:
+        as_int32 = b.cast(inputs["SequenceLengthsTensor"], dtypes.INT32, "lengths_int32", "sequence_lens as INT32")
+        lengths = b.reshape(as_int32, [d.batch], "lengths", "sequence_lens [batch]")
+    node_inputs = [
+        shaped("InputTensor", [d.seq, d.batch, d.input]),
+        shaped("WeightTensor", [d.directions, gh, d.input]),
+        shaped("RecurrenceTensor", [d.directions, gh, d.hidden]),
+        shaped("BiasTensor", [d.directions, 2 * gh]),
+        lengths,
+        shaped("HiddenInitTensor", state),
+    ]
+    if op == "LSTM":
+        node_inputs += [shaped("CellMemInitTensor", state), shaped("PeepholeTensor", [d.directions, 3 * d.hidden])]
+    while node_inputs[-1] == "":
+        node_inputs.pop()
+    names, alphas, betas = [], [], []
+    for act in desc["ActivationDescs"]:
+        name, alpha, beta = ONNX_ACTIVATIONS[act.schema.name]
+        names.append(name)
+        alphas += [float(np.float32(act[f])) for f in alpha]
+        betas += [float(np.float32(act[f])) for f in beta]
+    attrs: dict[str, object] = {"hidden_size": d.hidden, "direction": ONNX_DIRECTIONS[desc["Direction"]], "activations": names}
+    if alphas:
+        attrs["activation_alpha"] = alphas
+    if betas:
+        attrs["activation_beta"] = betas
+    if op == "LSTM":
+        if desc["UseClipThreshold"]:
+            attrs["clip"] = float(np.float32(desc["ClipThreshold"]))
+        attrs["input_forget"] = int(bool(desc["CoupleInputForget"]))
+    if op == "GRU":
+        attrs["linear_before_reset"] = int(bool(desc["LinearBeforeReset"]))
+    fields = ["OutputSequenceTensor", "OutputSingleTensor", "OutputCellSingleTensor"][: 3 if op == "LSTM" else 2]
+    wanted = [f for f in fields if desc.optional_tensor(f) is not None]
+    count = max(fields.index(f) for f in wanted) + 1
+    outs = b.node_outputs(op, node_inputs, op.lower(), DML_NODE_DOC, n_outputs=count, **attrs)
+    result = {}
+    for f in wanted:
+        v = outs[fields.index(f)]
+        result[f] = v if f == "OutputSequenceTensor" else b.reshape(v, [1, *state], f"{f}_4d", f"{f} as [1, D, batch, hidden]")
+    return result
+
+
+def _unrolled(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> dict[str, str]:
+    d, c, op = dims(desc), cell(desc), desc.schema.name
+    dtype = desc.tensor("InputTensor").data_type
+    half = dtype == dtypes.FLOAT16
+
+    def f32(name: str) -> str | None:
+        v = inputs.get(name)
+        if v is None or not half:
+            return v
+        return b.cast(v, F32, f"{name}_to_float32", f"{name} in FLOAT32")
+
+    x = b.reshape(f32("InputTensor"), [d.seq, d.batch, d.input], "x", "X as [seq_length, batch, input]")
+    lengths = None
+    if inputs.get("SequenceLengthsTensor") is not None:
+        lengths = b.reshape(
+            b.cast(inputs["SequenceLengthsTensor"], dtypes.INT64, "lengths_int64", "the lengths as INT64"),
+            [d.batch, 1],
+            "lengths",
+            "each batch entry's length, as a column",
+        )
+    zero = b.scalar(0.0, F32, "zero")
+    state = [1, 1, d.batch, d.hidden]
+    seq_parts, singles, cells = [], [], []
+    for k in range(d.directions):
+        backward = desc["Direction"] == "BACKWARD" or k == 1
+        run = _Direction(desc, b, f"{'backward' if backward else 'forward'}", k, d, c, op)
+        run.load(f32)
+        xw = run.input_projection(x)
+        steps = range(d.seq - 1, -1, -1) if backward else range(d.seq)
+        outs: dict[int, str] = {}
+        for t in steps:
+            h_new, c_new = run.step(xw, t)
+            if lengths is None:
+                run.h, run.c = h_new, c_new
+                outs[t] = h_new
+                continue
+            live = b.node("Less", [b.i64(t, f"{run.tag}_t{t}"), lengths], f"{run.tag}_live_{t}", f"t = {t} < the length")
+            # the forward direction takes step 0 whatever the length (DirectML: a length of 0 ends
+            # with step 0's cell state)
+            first = not backward and t == 0
+            run.h = (
+                h_new if first else b.node("Where", [live, h_new, run.h], f"{run.tag}_h_{t}", "H_t, or H kept past the length")
+            )
+            if run.c is not None:
+                run.c = (
+                    c_new
+                    if first
+                    else b.node("Where", [live, c_new, run.c], f"{run.tag}_c_{t}", "C_t, or C kept past the length")
+                )
+            outs[t] = b.node("Where", [live, h_new, zero], f"{run.tag}_y_{t}", "H_t, 0 past the length")
+            if first:
+                first_live = live
+        final = run.h
+        if lengths is not None and not backward:
+            final = b.node("Where", [first_live, final, zero], f"{run.tag}_single", "0 where the length is 0 (DirectML)")
+        singles.append(b.reshape(final, state, f"{run.tag}_single_4d", "the last H_t as [1, 1, batch, hidden]"))
+        if run.c is not None:
+            cells.append(b.reshape(run.c, state, f"{run.tag}_cell_4d", "the last C_t as [1, 1, batch, hidden]"))
+        if desc.optional_tensor("OutputSequenceTensor") is not None:
+            parts = [b.reshape(outs[t], state, f"{run.tag}_y4d_{t}", f"H_{t} as [1, 1, batch, hidden]") for t in range(d.seq)]
+            seq_parts.append(_concat(b, parts, 0, f"{run.tag}_sequence", "H_t of every t"))
+    values = {"OutputSingleTensor": _concat(b, singles, 1, "single", "the last H_t of each direction")}
+    if seq_parts:
+        values["OutputSequenceTensor"] = _concat(b, seq_parts, 1, "sequence", "[seq_length, num_directions, batch, hidden]")
+    if cells:
+        values["OutputCellSingleTensor"] = _concat(b, cells, 1, "cell_single", "the last C_t of each direction")
+    result = {k: values[k] for k in desc.outputs}
+    if not half:
+        return result
+    return {k: b.cast(v, dtype, f"{k}_to_float16", f"{k} in FLOAT16") for k, v in result.items()}
+
+
+def _concat(b: GraphBuilder, parts: list[str], axis: int, step: str, doc: str) -> str:
+    return parts[0] if len(parts) == 1 else b.node("Concat", parts, step, doc, axis=axis)
+
+
+class _Direction:
+    """One direction's weights and state, and its steps as nodes."""
+
+    def __init__(self, desc: OperatorDesc, b: GraphBuilder, tag: str, k: int, d: Dims, c: Cell, op: str) -> None:
+        self.desc, self.b, self.tag, self.k, self.d, self.cell, self.op = desc, b, tag, k, d, c, op
+        self.acts = desc["ActivationDescs"][k * c.activations : (k + 1) * c.activations]
+        self.clip = float(np.float32(desc["ClipThreshold"])) if op == "LSTM" and desc["UseClipThreshold"] else None
+        self.couple = op == "LSTM" and bool(desc["CoupleInputForget"])
+        self.linear_before_reset = op == "GRU" and bool(desc["LinearBeforeReset"])
+
+    def _slice(self, v: str, axis: int, name: str, doc: str, size: int | None = None) -> str:
+        """Direction k of `v` along `axis` (Sizes[axis] = D), reshaped to [-1] or [size, -1]."""
+        b = self.b
+        part = v if self.d.directions == 1 else b.slice(v, [axis], [self.k], [self.k + 1], f"{self.tag}_{name}_slice", doc)
+        return b.reshape(part, [-1] if size is None else [size, -1], f"{self.tag}_{name}", doc)
+
+    def load(self, f32: object) -> None:
+        b, d, g = self.b, self.d, self.cell.gates
+        gh = g * d.hidden
+        w = self._slice(f32("WeightTensor"), 1, "w", "W of this direction", gh)  # type: ignore[operator]
+        self.w_t = b.transpose(w, [1, 0], f"{self.tag}_w_t", "W^T [input, gates * hidden]")
+        r = self._slice(f32("RecurrenceTensor"), 1, "r", "R of this direction", gh)  # type: ignore[operator]
+        self.r = r
+        self.r_t = b.transpose(r, [1, 0], f"{self.tag}_r_t", "R^T [hidden, gates * hidden]")
+        bias = f32("BiasTensor")  # type: ignore[operator]
+        self.wb = self.rb = None
+        if bias is not None:
+            flat = self._slice(bias, 2, "bias", "the biases of this direction")
+            self.wb = b.slice(flat, [0], [0], [gh], f"{self.tag}_wb", "Wb of every gate")
+            self.rb = b.slice(flat, [0], [gh], [2 * gh], f"{self.tag}_rb", "Rb of every gate")
+        shape = [d.batch, d.hidden]
+        h0, c0 = f32("HiddenInitTensor"), f32("CellMemInitTensor")  # type: ignore[operator]
+        zeros = None
+        if h0 is None or (self.op == "LSTM" and c0 is None):
+            zeros = b.filled(shape, 0.0, np.float32, f"{self.tag}_zeros", "a zero state")
+        self.h = zeros if h0 is None else self._slice(h0, 1, "h0", "H_0 of this direction", d.batch)
+        self.c = None
+        if self.op == "LSTM":
+            self.c = zeros if c0 is None else self._slice(c0, 1, "c0", "C_0 of this direction", d.batch)
+        self.p = None
+        peep = f32("PeepholeTensor")  # type: ignore[operator]
+        if self.op == "LSTM" and peep is not None:
+            flat = self._slice(peep, 2, "peephole", "P of this direction")
+            self.p = [
+                b.slice(flat, [0], [j * d.hidden], [(j + 1) * d.hidden], f"{self.tag}_p{n}", f"P_{n}")
+                for j, n in enumerate("iof")
+            ]
+        if self.op == "GRU" and self.rb is not None:
+            self.rb_h = self._gate(self.rb, 2, "rb_h", 0)
+            self.rb = self._gate(self.rb, 0, "rb_zr", 0, 2)
+        if self.op == "GRU":
+            self.r_zr_t = self._gate(self.r_t, 0, "r_zr_t", 1, 2)
+            self.r_h_t = self._gate(self.r_t, 2, "r_h_t", 1)
+
+    def _gate(self, v: str, j: int, name: str, axis: int, count: int = 1) -> str:
+        n = self.d.hidden
+        return self.b.slice(v, [axis], [j * n], [(j + count) * n], f"{self.tag}_{name}", f"gate block(s) {j}..{j + count - 1}")
+
+    def input_projection(self, x: str) -> str:
+        b = self.b
+        xw = b.node("MatMul", [x, self.w_t], f"{self.tag}_xw", "X_t W^T for every t")
+        if self.wb is not None:
+            xw = b.node("Add", [xw, self.wb], f"{self.tag}_xw_b", "+ Wb")
+        return xw
+
+    def _act(self, v: str, i: int) -> str:
+        return activations.lower(self.b, v, self.acts[i])
+
+    def _clip(self, v: str, step: str) -> str:
+        if self.clip is None:
+            return v
+        b = self.b
+        lo, hi = b.scalar(-self.clip, F32, f"{step}_lo"), b.scalar(self.clip, F32, f"{step}_hi")
+        return b.node("Clip", [v, lo, hi], step, "clip to [-ClipThreshold, ClipThreshold]")
+
+    def step(self, xw: str, t: int) -> tuple[str, str | None]:
+        b, d, tag = self.b, self.d, f"{self.tag}_{t}"
+        xt = b.reshape(
+            b.slice(xw, [0], [t], [t + 1], f"{tag}_xw_t", "X_t W^T + Wb"),
+            [d.batch, -1],
+            f"{tag}_xw_2d",
+            "[batch, gates * hidden]",
+        )
+        if self.op == "GRU":
+            return self._gru(xt, tag), None
+        hr = b.node("MatMul", [self.h, self.r_t], f"{tag}_hr", "H_{t-1} R^T")
+        if self.rb is not None:
+            hr = b.node("Add", [hr, self.rb], f"{tag}_hr_b", "+ Rb")
+        pre = b.node("Add", [xt, hr], f"{tag}_pre", "every gate's linear part")
+        if self.op == "RNN":
+            return self._act(pre, 0), None
+        gate = {n: self._gate(pre, j, f"{t}_{n}", 1) for j, n in enumerate("iofc")}
+        p = self.p
+        assert self.c is not None
+
+        def peep(n: str, j: int, c: str) -> str:
+            if p is None:
+                return gate[n]
+            return b.node("Add", [gate[n], b.node("Mul", [p[j], c], f"{tag}_p{n}_c", f"P_{n} * C")], f"{tag}_{n}_peep", "+ P * C")
+
+        i = self._act(self._clip(peep("i", 0, self.c), f"{tag}_i_clip"), 0)
+        if self.couple:
+            f = b.node("Sub", [b.scalar(1.0, F32, f"{tag}_one"), i], f"{tag}_f", "f = 1 - i (CoupleInputForget)")
+        else:
+            f = self._act(self._clip(peep("f", 2, self.c), f"{tag}_f_clip"), 0)
+        g = self._act(self._clip(gate["c"], f"{tag}_c_clip"), 1)
+        c_new = b.node(
+            "Add",
+            [b.node("Mul", [f, self.c], f"{tag}_fc", "f * C_{t-1}"), b.node("Mul", [i, g], f"{tag}_ig", "i * c")],
+            f"{tag}_cell",
+            "C_t = f * C_{t-1} + i * c",
+        )
+        o = self._act(self._clip(peep("o", 1, c_new), f"{tag}_o_clip"), 0)
+        return b.node("Mul", [o, self._act(c_new, 2)], f"{tag}_h", "H_t = o * h(C_t)"), c_new
+
+    def _gru(self, xt: str, tag: str) -> str:
+        b = self.b
+        x_zr, x_h = self._gate(xt, 0, f"{tag}_x_zr", 1, 2), self._gate(xt, 2, f"{tag}_x_h", 1)
+        hr = b.node("MatMul", [self.h, self.r_zr_t], f"{tag}_hr_zr", "H_{t-1} R_zr^T")
+        if self.rb is not None:
+            hr = b.node("Add", [hr, self.rb], f"{tag}_hr_zr_b", "+ Rb_zr")
+        zr = self._act(b.node("Add", [x_zr, hr], f"{tag}_zr_pre", "z and r's linear parts"), 0)
+        z, r = self._gate(zr, 0, f"{tag}_z", 1), self._gate(zr, 1, f"{tag}_r", 1)
+        if self.linear_before_reset:
+            hh = b.node("MatMul", [self.h, self.r_h_t], f"{tag}_hr_h", "H_{t-1} Rh^T")
+            if self.rb is not None:
+                hh = b.node("Add", [hh, self.rb_h], f"{tag}_hr_h_b", "+ Rbh")
+            hh = b.node("Mul", [r, hh], f"{tag}_reset", "r * (H_{t-1} Rh^T + Rbh)")
+        else:
+            rh = b.node("Mul", [r, self.h], f"{tag}_reset", "r * H_{t-1}")
+            hh = b.node("MatMul", [rh, self.r_h_t], f"{tag}_hr_h", "(r * H_{t-1}) Rh^T")
+            if self.rb is not None:
+                hh = b.node("Add", [hh, self.rb_h], f"{tag}_hr_h_b", "+ Rbh")
+        h_cand = self._act(b.node("Add", [x_h, hh], f"{tag}_h_pre", "h's linear part"), 1)
+        # H_t = (1 - z) * h + z * H_{t-1} = h + z * (H_{t-1} - h)
+        keep = b.node(
+            "Mul", [z, b.node("Sub", [self.h, h_cand], f"{tag}_h_diff", "H_{t-1} - h")], f"{tag}_z_keep", "z * (H_{t-1} - h)"
+        )
+        return b.node("Add", [h_cand, keep], f"{tag}_h", "H_t = (1 - z) * h + z * H_{t-1}")
+
+
+def examples(op: OperatorSchema) -> list[common.Example]:
+    """lowered_ops: each type, bidirectional, every optional input and output, the default
+    activations."""
+    c, out = CELLS[op.name], []
+    defaults = {"RNN": ("TANH",), "GRU": ("SIGMOID", "TANH"), "LSTM": ("SIGMOID", "TANH", "TANH")}[op.name]
+    for t in common.example_types(op, "InputTensor"):
+        g, h = c.gates, 2
+        state = common.example_tensor(t, [1, 2, 3, h])
+        desc: common.Example = {
+            "InputTensor": common.example_tensor(t, [1, 4, 3, 5]),
+            "WeightTensor": common.example_tensor(t, [1, 2, g * h, 5]),
+            "RecurrenceTensor": common.example_tensor(t, [1, 2, g * h, h]),
+            "BiasTensor": common.example_tensor(t, [1, 1, 2, 2 * g * h]),
+            "HiddenInitTensor": state,
+            "SequenceLengthsTensor": common.example_tensor("UINT32", [1, 1, 1, 3]),
+            "OutputSequenceTensor": common.example_tensor(t, [4, 2, 3, h]),
+            "OutputSingleTensor": state,
+            "ActivationDescCount": 2 * c.activations,
+            "ActivationDescs": [{"Type": f"ACTIVATION_{a}"} for a in defaults * 2],
+            "Direction": "BIDIRECTIONAL",
+        }
+        if op.name == "LSTM":
+            desc |= {"CellMemInitTensor": state, "PeepholeTensor": common.example_tensor(t, [1, 1, 2, 3 * h])}
+            desc |= {"OutputCellSingleTensor": state, "ClipThreshold": 1.0, "UseClipThreshold": True, "CoupleInputForget": False}
+        if op.name == "GRU":
+            desc["LinearBeforeReset"] = True
+        out.append(desc)
+    return out
