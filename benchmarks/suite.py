@@ -15,6 +15,7 @@ import json
 import statistics
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +46,7 @@ class Case:
     buffers: bool = False  # inputs are DirectML buffers (lowering's buffer_inputs): broadcasts stay compact
     torch_inputs: dict[str, np.ndarray] | None = None  # PyTorch's (shaped) inputs, where not `inputs`
     flops: int = 0  # the operator's floating-point operations (GEMM, convolution): TFLOP/s too
+    baseline: str = ""  # what PyTorch runs, where it is not the same operation (part 4)
 
 
 def t(dtype: str, sizes: tuple[int, ...] | list[int]) -> dict[str, Any]:
@@ -928,6 +930,318 @@ def data_movement_cases(quick: bool) -> Iterator[Case]:
         )
 
 
+def part4_cases(quick: bool) -> Iterator[Case]:
+    """Part 4 (issue 23): the integer matrix multiply and convolution as TOPS (2 x multiply-adds)
+    beside the GPU's INT8 peak, LSTM and GRU against torch.nn.LSTM/GRU (cuDNN, FLOAT32), the
+    pooling and batch normalization gradients and RANDOM_GENERATOR as GB/s against the copy
+    bandwidth. Each case's `baseline` says what PyTorch runs: it has no eager int8 convolution on
+    CUDA (FLOAT32's instead) and torch._int_mm only for INT8 x INT8 (a float matmul where it is
+    missing). Builds without PyTorch (`--list`): it is imported where a baseline runs."""
+    rng = np.random.default_rng(23)
+    yield from integer_cases(rng, quick)
+    yield from recurrent_cases(rng, quick)
+    yield from gradient_cases(rng, quick)
+    n = 1 << 20 if quick else 1 << 26
+    sizes = (1, 1, 4096, n // 4096)
+    state = np.array([[[[1, 2, 3, 4, 0x12345678, 0x9ABCDEF0]]]], np.uint32)
+    fields = {
+        "InputStateTensor": t("UINT32", state.shape),
+        "OutputTensor": t("UINT32", sizes),
+        "OutputStateTensor": t("UINT32", state.shape),
+        "Type": "DML_RANDOM_GENERATOR_TYPE_PHILOX_4X32_10",
+    }
+
+    def torch_random(v: dict[str, Any], sizes: tuple[int, ...] = sizes) -> Any:
+        import torch
+
+        # Philox 4x32-10 too (CUDA's default generator); random_() on INT32 fills 31 random bits
+        return torch.empty(sizes, dtype=torch.int32, device="cuda").random_()
+
+    yield Case(
+        f"RANDOM_GENERATOR philox {'x'.join(map(str, sizes))} uint32",
+        "RANDOM_GENERATOR",
+        n,
+        desc("RANDOM_GENERATOR", fields),
+        {"InputStateTensor": state},
+        torch_random,
+        baseline="torch.Tensor.random_ (INT32, CUDA's Philox 4x32-10)",
+    )
+
+
+def int_mm() -> Callable[[Any, Any], Any] | None:
+    """torch._int_mm (INT8 x INT8 -> INT32 on the tensor cores; M > 16, K and N multiples of 8), or
+    None where this PyTorch lacks it."""
+    import torch
+
+    return getattr(torch, "_int_mm", None)
+
+
+def integer_cases(rng: np.random.Generator, quick: bool) -> Iterator[Case]:
+    """MATRIX_MULTIPLY_INTEGER INT8 and QUANTIZED_LINEAR_MATRIX_MULTIPLY UINT8 at 4096^3 (256^3
+    with --quick), CONVOLUTION_INTEGER INT8 on ResNet-50's 3x3 layer."""
+    n = 256 if quick else 4096
+    a = rng.integers(-128, 128, (n, n), dtype=np.int8)
+    b = rng.integers(-128, 128, (n, n), dtype=np.int8)
+    fields = {"ATensor": t("INT8", a.shape), "BTensor": t("INT8", b.shape), "OutputTensor": t("INT32", (n, n))}
+
+    def torch_mm(v: dict[str, Any]) -> Any:
+        mm = int_mm()
+        if mm is None:  # said in the case's baseline
+            return v["ATensor"].float() @ v["BTensor"].float()
+        return mm(v["ATensor"], v["BTensor"])
+
+    try:
+        has_int_mm = int_mm() is not None
+    except ImportError:  # --list without PyTorch
+        has_int_mm = True
+    mm_baseline = "torch._int_mm (INT8 -> INT32)" if has_int_mm else "FLOAT32 matmul (this PyTorch has no torch._int_mm)"
+    yield Case(
+        f"MATRIX_MULTIPLY_INTEGER {n}x{n}x{n} int8",
+        "MATRIX_MULTIPLY_INTEGER",
+        n * n,
+        desc("MATRIX_MULTIPLY_INTEGER", fields),
+        {"ATensor": a, "BTensor": b},
+        torch_mm,
+        flops=2 * n**3,
+        baseline=mm_baseline,
+    )
+
+    # UINT8 with zero points 128: A - 128 and B - 128 are INT8, which is what PyTorch multiplies
+    # (b ^ 0x80 read as INT8 is b - 128), then requantizes as the desc does.
+    scales = {"AScaleTensor": 0.02, "BScaleTensor": 0.02, "OutputScaleTensor": 3.0}
+    one = (1, 1)
+    qa = rng.integers(0, 256, (n, n), dtype=np.uint8)
+    qb = rng.integers(0, 256, (n, n), dtype=np.uint8)
+    inputs = {"ATensor": qa, "BTensor": qb} | {k: np.full(one, s, np.float32) for k, s in scales.items()}
+    inputs |= {k: np.full(one, 128, np.uint8) for k in ("AZeroPointTensor", "BZeroPointTensor", "OutputZeroPointTensor")}
+    fields = {k: t("FLOAT32" if "Scale" in k else "UINT8", v.shape) for k, v in inputs.items()}
+    fields["OutputTensor"] = t("UINT8", (n, n))
+    multiplier = scales["AScaleTensor"] / scales["OutputScaleTensor"] * scales["BScaleTensor"]
+
+    def torch_qmm(v: dict[str, Any], multiplier: float = multiplier) -> Any:
+        import torch
+
+        a8 = torch.bitwise_xor(v["ATensor"].view(torch.int8), -128)
+        b8 = torch.bitwise_xor(v["BTensor"].view(torch.int8), -128)
+        mm = int_mm()
+        acc = mm(a8, b8).float() if mm is not None else a8.float() @ b8.float()
+        return torch.clamp(torch.round(acc * multiplier) + 128, 0, 255).to(torch.uint8)
+
+    yield Case(
+        f"QUANTIZED_LINEAR_MATRIX_MULTIPLY {n}x{n}x{n} uint8",
+        "QUANTIZED_LINEAR_MATRIX_MULTIPLY",
+        n * n,
+        desc("QUANTIZED_LINEAR_MATRIX_MULTIPLY", fields),
+        inputs,
+        torch_qmm,
+        flops=2 * n**3,
+        baseline=f"{mm_baseline} on A - 128, B - 128, then round, + 128, clamp in torch ops",
+    )
+
+    x_sizes, w_sizes = (2 if quick else 32, 128, 28, 28), (128, 128, 3, 3)
+    x = rng.integers(-128, 128, x_sizes, dtype=np.int8)
+    w = rng.integers(-128, 128, w_sizes, dtype=np.int8)
+    out_sizes = (x_sizes[0], 128, 28, 28)
+    fields = {
+        "InputTensor": t("INT8", x_sizes),
+        "FilterTensor": t("INT8", w_sizes),
+        "OutputTensor": t("INT32", out_sizes),
+        "DimensionCount": 2,
+        "Strides": [1, 1],
+        "Dilations": [1, 1],
+        "StartPadding": [1, 1],
+        "EndPadding": [1, 1],
+        "GroupCount": 1,
+    }
+
+    def torch_conv(v: dict[str, Any]) -> Any:
+        import torch.nn.functional as F
+
+        return F.conv2d(v["InputTensor"], v["FilterTensor"], padding=1)
+
+    yield Case(
+        f"CONVOLUTION_INTEGER 3x3 (ResNet-50 conv3) {'x'.join(map(str, x_sizes))} int8",
+        "CONVOLUTION_INTEGER",
+        int(np.prod(out_sizes)),
+        desc("CONVOLUTION_INTEGER", fields),
+        {"InputTensor": x, "FilterTensor": w},
+        torch_conv,
+        torch_inputs={"InputTensor": x.astype(np.float32), "FilterTensor": w.astype(np.float32)},
+        flops=2 * int(np.prod(out_sizes)) * 128 * 9,
+        baseline="FLOAT32 conv2d (cuDNN; PyTorch has no eager INT8 convolution on CUDA)",
+    )
+
+
+# DirectML's gate order -> PyTorch's: LSTM i o f c -> i f g(c) o; GRU z r h -> r z n(h)
+TORCH_GATES = {"LSTM": (0, 2, 3, 1), "GRU": (1, 0, 2)}
+
+
+def torch_weights(op: str, weights: np.ndarray) -> np.ndarray:
+    """A DirectML [G*hidden, ...] weight (or [G*hidden] bias) with its gates in PyTorch's order."""
+    blocks = np.split(weights, len(TORCH_GATES[op]))
+    return np.concatenate([blocks[g] for g in TORCH_GATES[op]])
+
+
+def recurrent_cases(rng: np.random.Generator, quick: bool) -> Iterator[Case]:
+    """LSTM and GRU, one forward layer, seq 64 x batch 64, input and hidden 512 (4 x 4 x 32 x 32
+    with --quick), the default activations (sigmoid, tanh, tanh) and biases, against torch.nn.LSTM
+    and torch.nn.GRU (cuDNN) given the same weights in PyTorch's gate order. GRU has
+    LinearBeforeReset, the formula cuDNN and PyTorch compute."""
+    seq, batch, size, hidden = (4, 4, 32, 32) if quick else (64, 64, 512, 512)
+    x = rng.standard_normal((1, seq, batch, size)).astype(np.float32)
+    for op, gates, activations in (("LSTM", 4, ("SIGMOID", "TANH", "TANH")), ("GRU", 3, ("SIGMOID", "TANH"))):
+        bound = 1 / np.sqrt(hidden)  # PyTorch's own initialization range
+        w = rng.uniform(-bound, bound, (1, 1, gates * hidden, size)).astype(np.float32)
+        r = rng.uniform(-bound, bound, (1, 1, gates * hidden, hidden)).astype(np.float32)
+        bias = rng.uniform(-bound, bound, (1, 1, 1, 2 * gates * hidden)).astype(np.float32)
+        outputs = {"OutputSequenceTensor": (seq, 1, batch, hidden), "OutputSingleTensor": (1, 1, batch, hidden)}
+        if op == "LSTM":
+            outputs["OutputCellSingleTensor"] = (1, 1, batch, hidden)
+        fields = {
+            "InputTensor": t("FLOAT32", x.shape),
+            "WeightTensor": t("FLOAT32", w.shape),
+            "RecurrenceTensor": t("FLOAT32", r.shape),
+            "BiasTensor": t("FLOAT32", bias.shape),
+            "ActivationDescCount": len(activations),
+            "ActivationDescs": [{"Type": f"ACTIVATION_{a}"} for a in activations],
+            "Direction": "DML_RECURRENT_NETWORK_DIRECTION_FORWARD",
+        } | {k: t("FLOAT32", s) for k, s in outputs.items()}
+        fields |= {"ClipThreshold": 0.0, "UseClipThreshold": False, "CoupleInputForget": False} if op == "LSTM" else {}
+        fields |= {"LinearBeforeReset": True} if op == "GRU" else {}
+        b_ih, b_hh = np.split(bias.reshape(-1), 2)
+        torch_inputs = {
+            "x": x[0],
+            "weight_ih_l0": torch_weights(op, w[0, 0]),
+            "weight_hh_l0": torch_weights(op, r[0, 0]),
+            "bias_ih_l0": torch_weights(op, b_ih),
+            "bias_hh_l0": torch_weights(op, b_hh),
+        }
+        yield Case(
+            f"{op} forward seq {seq} batch {batch} input {size} hidden {hidden} float32",
+            op,
+            seq * batch * hidden,
+            desc(op, fields),
+            {"InputTensor": x, "WeightTensor": w, "RecurrenceTensor": r, "BiasTensor": bias},
+            torch_rnn(op, size, hidden),
+            torch_inputs=torch_inputs,
+            flops=2 * seq * batch * gates * hidden * (size + hidden),
+            baseline=f"torch.nn.{op} (cuDNN, FLOAT32, no_grad), the same weights in PyTorch's gate order",
+        )
+
+
+def torch_rnn(op: str, size: int, hidden: int) -> Callable[[dict[str, Any]], Any]:
+    """torch.nn.LSTM/GRU's forward on the case's weights: the module is built at the first call
+    (an untimed warm-up) and kept, its weights flattened once as cuDNN wants them."""
+    modules: list[Any] = []
+
+    def run(v: dict[str, Any]) -> Any:
+        import torch
+
+        with torch.no_grad():
+            if not modules:
+                module = getattr(torch.nn, op)(size, hidden).cuda().eval()
+                for name, param in module.named_parameters():
+                    param.copy_(v[name])
+                module.flatten_parameters()
+                modules.append(module)
+            return modules[0](v["x"])
+
+    return run
+
+
+def gradient_cases(rng: np.random.Generator, quick: bool) -> Iterator[Case]:
+    """AVERAGE_POOLING_GRAD and MAX_POOLING_GRAD of ResNet-50's 3x3 stride-2 stem pooling at
+    32 x 64 x 112 x 112, BATCH_NORMALIZATION_TRAINING_GRAD at 32 x 256 x 56 x 56, against the
+    backward kernels PyTorch's autograd calls (aten's *_backward ops, timed alone)."""
+    sizes = (2, 8, 32, 32) if quick else (32, 64, 112, 112)
+    pooled = (*sizes[:2], *[(s + 2 - 3) // 2 + 1 for s in sizes[2:]])
+    window = {"DimensionCount": 2, "Strides": [2, 2], "WindowSize": [3, 3], "StartPadding": [1, 1], "EndPadding": [1, 1]}
+    x = rng.standard_normal(sizes).astype(np.float32)
+    dy = rng.standard_normal(pooled).astype(np.float32)
+    label = f"3x3 stride 2 (ResNet-50 stem) {'x'.join(map(str, sizes))} float32"
+    fields = {"InputGradientTensor": t("FLOAT32", pooled), "OutputGradientTensor": t("FLOAT32", sizes)} | window
+
+    def torch_avg(v: dict[str, Any]) -> Any:
+        import torch
+
+        return torch.ops.aten.avg_pool2d_backward(v["InputGradientTensor"], v["x"], [3, 3], [2, 2], [1, 1], False, False, None)
+
+    yield Case(
+        f"AVERAGE_POOLING_GRAD {label}",
+        "AVERAGE_POOLING_GRAD",
+        x.size,
+        desc("AVERAGE_POOLING_GRAD", fields | {"IncludePadding": False}),
+        {"InputGradientTensor": dy},
+        torch_avg,
+        torch_inputs={"InputGradientTensor": dy, "x": x},
+        baseline="aten.avg_pool2d_backward (avg_pool2d's autograd backward, count_include_pad=False)",
+    )
+    indices: list[Any] = []
+
+    def torch_max(v: dict[str, Any]) -> Any:
+        import torch
+        import torch.nn.functional as F
+
+        if not indices:  # the forward's indices, at the first (untimed) call
+            indices.append(F.max_pool2d(v["InputTensor"], 3, 2, 1, return_indices=True)[1])
+        return torch.ops.aten.max_pool2d_with_indices_backward(
+            v["InputGradientTensor"], v["InputTensor"], [3, 3], [2, 2], [1, 1], [1, 1], False, indices[0]
+        )
+
+    fields = {"InputTensor": t("FLOAT32", sizes)} | fields | {"Dilations": [1, 1]}
+    yield Case(
+        f"MAX_POOLING_GRAD {label}",
+        "MAX_POOLING_GRAD",
+        x.size,
+        desc("MAX_POOLING_GRAD", fields),
+        {"InputTensor": x, "InputGradientTensor": dy},
+        torch_max,
+        baseline="aten.max_pool2d_with_indices_backward (max_pool2d's autograd backward; PyTorch reads "
+        "the forward's saved indices, 8 bytes per pooled element, not the input)",
+    )
+
+    sizes = (2, 16, 16, 16) if quick else (32, 256, 56, 56)
+    channel = (1, sizes[1], 1, 1)
+    epsilon = 1e-5
+    x = rng.standard_normal(sizes).astype(np.float32)
+    inputs = {
+        "InputTensor": x,
+        "InputGradientTensor": rng.standard_normal(sizes).astype(np.float32),
+        "MeanTensor": rng.uniform(-0.1, 0.1, channel).astype(np.float32),
+        "VarianceTensor": rng.uniform(0.9, 1.1, channel).astype(np.float32),
+        "ScaleTensor": rng.uniform(0.5, 1.5, channel).astype(np.float32),
+    }
+    fields = {k: t("FLOAT32", v.shape) for k, v in inputs.items()} | {"Epsilon": epsilon}
+    fields |= {"OutputGradientTensor": t("FLOAT32", sizes)}
+    fields |= {k: t("FLOAT32", channel) for k in ("OutputScaleGradientTensor", "OutputBiasGradientTensor")}
+    torch_inputs = {
+        "InputGradientTensor": inputs["InputGradientTensor"],
+        "InputTensor": x,
+        "weight": inputs["ScaleTensor"].reshape(-1),
+        "save_mean": inputs["MeanTensor"].reshape(-1),
+        "save_invstd": (1 / np.sqrt(inputs["VarianceTensor"] + np.float32(epsilon))).reshape(-1),
+    }
+
+    def torch_bn(v: dict[str, Any], epsilon: float = epsilon) -> Any:
+        import torch
+
+        return torch.ops.aten.native_batch_norm_backward(
+            v["InputGradientTensor"], v["InputTensor"], v["weight"], None, None,
+            v["save_mean"], v["save_invstd"], True, epsilon, [True, True, True],
+        )  # fmt: skip
+
+    yield Case(
+        f"BATCH_NORMALIZATION_TRAINING_GRAD {'x'.join(map(str, sizes))} float32",
+        "BATCH_NORMALIZATION_TRAINING_GRAD",
+        x.size,
+        desc("BATCH_NORMALIZATION_TRAINING_GRAD", fields),
+        inputs,
+        torch_bn,
+        torch_inputs=torch_inputs,
+        baseline="aten.native_batch_norm_backward (training: the batch's saved mean and 1 / sqrt(var + eps))",
+    )
+
+
 def time_torch(fn: Callable[[dict[str, Any]], Any], inputs: dict[str, np.ndarray], iterations: int) -> tuple[float, float]:
     import torch
 
@@ -950,7 +1264,29 @@ def main() -> None:
     parser.add_argument("-i", "--iterations", type=int, default=20)
     parser.add_argument("--only", default="", help="the cases whose name holds one of these '|'-separated parts")
     parser.add_argument("--kernels", action="store_true", help="record the CUDA kernels of each case's chosen lowering")
+    parser.add_argument("--list", action="store_true", help="build the cases and print their names; run nothing")
     args = parser.parse_args()
+    groups = (
+        reduce_cases,
+        one_hot_cases,
+        mvn_cases,
+        element_wise_cases,
+        more_element_wise_cases,
+        gemm_cases,
+        convolution_cases,
+        pooling_normalization_cases,
+        data_movement_cases,
+        part4_cases,
+    )
+    if args.list:
+        for group in groups:
+            try:
+                names = [c.name for c in group(args.quick) if any(part in c.name for part in args.only.split("|"))]
+            except ModuleNotFoundError as e:  # the earlier groups import PyTorch to build
+                print(f"# {group.__name__}: not built ({e})")
+                continue
+            print("\n".join(names), end="\n" if names else "")
+        return
     import torch
 
     ep = "cuda"
@@ -960,17 +1296,7 @@ def main() -> None:
     copy = bench.copy_bandwidth(ep, 50)
     print(f"copy bandwidth {copy:.0f} GB/s", file=sys.stderr)
     results = []
-    cases = [
-        *reduce_cases(args.quick),
-        *one_hot_cases(args.quick),
-        *mvn_cases(args.quick),
-        *element_wise_cases(args.quick),
-        *more_element_wise_cases(args.quick),
-        *gemm_cases(args.quick),
-        *convolution_cases(args.quick),
-        *pooling_normalization_cases(args.quick),
-        *data_movement_cases(args.quick),
-    ]
+    cases = [case for group in groups for case in group(args.quick)]
     cases = [c for c in cases if any(part in c.name for part in args.only.split("|"))]
     if not cases:
         parser.error(f"no case's name holds any of {args.only!r}")
@@ -989,6 +1315,8 @@ def main() -> None:
             "candidates": {},
             "chosen": choices.choose(case.desc, "cuda", 17),
         }
+        if case.baseline:
+            row["torch_baseline"] = case.baseline
         for variant in choices.available(case.desc, 17, "cuda"):
             start = time.perf_counter()
             model = lowering.lower(case.desc, "bench", target="cuda", variant=variant, buffer_inputs=case.buffers)
@@ -1002,6 +1330,8 @@ def main() -> None:
             session_ms = (time.perf_counter() - start) * 1e3
             bound = bench.Bound(session, case.inputs, bench.graph_outputs(case.desc))
             timing = bound.time(args.iterations)
+            if variant == row["chosen"]:  # the ONNX nodes the CUDA EP runs (If's branches not counted)
+                row["onnx_ops"] = dict(sorted(Counter(node.op_type for node in model.graph.node).items()))
             if args.kernels and variant == row["chosen"]:
                 from kernels import breakdown
 
@@ -1029,7 +1359,9 @@ def main() -> None:
             row["torch"] = {"error": str(e)[:300]}
         torch.cuda.empty_cache()
         results.append(row)
-        best = min((c["median_ms"], v) for v, c in row["candidates"].items() if "median_ms" in c)
+        best = min(
+            ((c["median_ms"], v) for v, c in row["candidates"].items() if "median_ms" in c), default=(float("inf"), "none")
+        )
         print(
             f"[{k + 1}/{len(cases)}] {case.name}: best {best[1]} {nbytes / best[0] / 1e6:.0f} GB/s, "
             f"torch {row['torch'].get('gb_per_s', 0):.0f} GB/s",

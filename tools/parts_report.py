@@ -1,5 +1,6 @@
-"""benchmarks/results/<run>.md from a benchmarks/suite.py run of parts 2 and 3 (GEMM, convolution,
-pooling, normalization, data movement), against the issues' targets: GEMM and convolution at
+"""benchmarks/results/<run>.md from a benchmarks/suite.py run of parts 2, 3 and 4 (GEMM, convolution,
+pooling, normalization, data movement; part 4's integer, recurrent, gradient and random operators
+in a section of their own), against the issues' targets: GEMM and convolution at
 >= 0.9x PyTorch's time (TFLOP/s beside the GPU's peak); pooling and normalization as GB/s against
 the copy bandwidth; data movement >= 70% of it, resampling and cumulative operators >= 50%, TOP_K
 at least torch.topk. Several runs of the same day and machine: a later run's row replaces an earlier
@@ -28,6 +29,14 @@ COPY_TARGETS = (
 )
 COMPUTE = ("GEMM", "CONVOLUTION")
 
+# Part 4 (issue 23): integer multiplies as TOPS beside the INT8 tensor-core peak (H100 SXM5,
+# dense), recurrent layers as time against PyTorch's cuDNN, the rest as GB/s against the copy.
+PEAK_INT8_TOPS = 1978.9
+PART4_INTEGER = ("MATRIX_MULTIPLY_INTEGER", "QUANTIZED_LINEAR_MATRIX_MULTIPLY", "CONVOLUTION_INTEGER")
+PART4_RECURRENT = ("LSTM", "GRU")
+PART4_MEMORY = ("AVERAGE_POOLING_GRAD", "MAX_POOLING_GRAD", "BATCH_NORMALIZATION_TRAINING_GRAD", "RANDOM_GENERATOR")
+PART4 = PART4_INTEGER + PART4_RECURRENT + PART4_MEMORY
+
 
 def copy_target(group: str) -> float | None:
     return next((fraction for groups, fraction in COPY_TARGETS if group in groups), None)
@@ -45,6 +54,92 @@ def kernel_line(row: dict[str, Any] | None) -> str:
     return f"{total['us']:.0f} us in {total['launches']:.0f} launches: " + "; ".join(parts)
 
 
+def part4_runs(row: dict[str, Any], kernels: dict[str, dict[str, Any]]) -> str:
+    """What the CUDA EP runs for a part 4 case: the chosen graph's ONNX nodes, and its costliest
+    kernels where a `--kernels` run recorded them."""
+    ops = ", ".join(f"{op} x{n}" if n > 1 else op for op, n in row.get("onnx_ops", {}).items())
+    line = kernel_line(kernels.get(row["case"], row))
+    return "; ".join(part for part in (ops, line) if part)
+
+
+def part4(
+    runs: list[dict[str, Any]], rows: dict[str, tuple[int, dict[str, Any]]], kernels: dict[str, dict[str, Any]]
+) -> list[str]:
+    """Part 4's section: one table per kind of measure, each row with PyTorch's baseline (what it
+    runs where it has no equal operation) and what the CUDA EP runs."""
+    part = [(n, row) for n, row in rows.values() if row["group"] in PART4]
+    if not part:
+        return []
+    out = [
+        "",
+        "## Part 4 (issue 23)",
+        "",
+        "### Integer matrix multiply and convolution: TOPS beside the INT8 peak",
+        "",
+        "| case | run | lowering | TOPS | of INT8 peak | PyTorch | PyTorch TOPS | time vs PyTorch | CUDA EP runs |",
+        "|---|---|---|---:|---:|---|---:|---:|---|",
+    ]
+    timed = [(n, row, row["candidates"][row["chosen"]], row["torch"]) for n, row in part]
+    failed = [(n, row, chosen) for n, row, chosen, _ in timed if "median_ms" not in chosen]
+    timed = [(n, row, chosen, torch) for n, row, chosen, torch in timed if "median_ms" in chosen]
+    for n, row, chosen, torch in timed:
+        if row["group"] in PART4_INTEGER:
+            ours = f"{chosen['tflops']:.1f} | {chosen['tflops'] / PEAK_INT8_TOPS:.1%}"
+            out.append(part4_line(n, row, ours, f"{torch.get('tflops', 0):.1f}", kernels))
+    out += [
+        "",
+        f"Peak: NVIDIA's H100 SXM5 datasheet (the H200's compute is the same), INT8 tensor cores, dense: "
+        f"{PEAK_INT8_TOPS:.0f} TOPS. TOPS count 2 x multiply-adds; PyTorch's FLOAT32 baselines count the same operations.",
+        "",
+        "### LSTM and GRU: time against torch.nn.LSTM/GRU (cuDNN)",
+        "",
+        "| case | run | lowering | ms | PyTorch | PyTorch ms | time vs PyTorch | CUDA EP runs |",
+        "|---|---|---|---:|---|---:|---:|---|",
+    ]
+    for n, row, chosen, torch in timed:
+        if row["group"] in PART4_RECURRENT:
+            out.append(part4_line(n, row, f"{chosen['median_ms']:.2f}", f"{torch.get('median_ms', float('nan')):.2f}", kernels))
+    out += [
+        "",
+        "### Gradients and RANDOM_GENERATOR: GB/s against the copy bandwidth",
+        "",
+        "| case | run | lowering | GB/s | of copy | PyTorch | PyTorch GB/s | time vs PyTorch | CUDA EP runs |",
+        "|---|---|---|---:|---:|---|---:|---:|---|",
+    ]
+    for n, row, chosen, torch in timed:
+        if row["group"] in PART4_MEMORY:
+            copy = runs[n - 1]["copy_gb_per_s"]
+            ours = f"{chosen['gb_per_s']:.0f} | {chosen['gb_per_s'] / copy:.0%}"
+            out.append(part4_line(n, row, ours, f"{torch.get('gb_per_s', 0):.0f}", kernels))
+    out += [
+        "",
+        "GB/s counts the desc's inputs and outputs for both sides (PyTorch's own traffic may differ: "
+        "max_pool2d's backward reads saved INT64 indices, not the input). \"time vs PyTorch\" is PyTorch's "
+        "median over ours: above 1 is faster than PyTorch.",
+    ]
+    if failed:
+        out += ["", "The CUDA EP could not run these chosen lowerings:", ""]
+        out += [f"- {row['case']} (run {n}, `{row['chosen']}`): {chosen.get('error', '?')}" for n, row, chosen in failed]
+    return out
+
+
+def part4_line(n: int, row: dict[str, Any], ours: str, theirs: str, kernels: dict[str, dict[str, Any]]) -> str:
+    """A part 4 table row: the case, its run and lowering, our cells, PyTorch's baseline and its
+    cells, the time ratio, what the CUDA EP runs."""
+    chosen, torch = row["candidates"][row["chosen"]], row["torch"]
+    return (
+        f"| {row['case']} | {n} | {row['chosen']} | {ours} | {row.get('torch_baseline', '')} | {theirs} "
+        f"| {ratio(chosen, torch)} | {part4_runs(row, kernels)} |"
+    )
+
+
+def ratio(chosen: dict[str, Any], torch: dict[str, Any]) -> str:
+    """PyTorch's median time over ours, or why there is none."""
+    if "median_ms" not in torch:
+        return f"PyTorch failed: {torch.get('error', '?')[:60]}"
+    return f"{torch['median_ms'] / chosen['median_ms']:.2f}x"
+
+
 def main(paths: list[str], kernel_paths: list[str]) -> None:
     runs = [json.loads(Path(p).read_text()) for p in paths]
     rows: dict[str, tuple[int, dict[str, Any]]] = {}
@@ -59,7 +154,7 @@ def main(paths: list[str], kernel_paths: list[str]) -> None:
         f"{i} ({r['date']}, copy {r['copy_gb_per_s']:.0f} GB/s, {r['iterations']} iterations)" for i, r in enumerate(runs, 1)
     )
     out = [
-        f"# Parts 2 and 3 at full size: {last['device']}",
+        f"# Parts 2, 3 and 4 at full size: {last['device']}",
         "",
         f"Runs {dated}; "
         f"onnxruntime-gpu {last['onnxruntime']} (CUDA EP, CPU fallback off, TF32 off), PyTorch {last['torch']} (TF32 "
@@ -77,6 +172,8 @@ def main(paths: list[str], kernel_paths: list[str]) -> None:
     for n, row in rows.values():
         chosen = row["candidates"][row["chosen"]]
         torch = row["torch"]
+        if row["group"] in PART4:
+            continue
         if row["group"] in COMPUTE:
             dtype = row["case"].split()[-1]
             ratio = torch["median_ms"] / chosen["median_ms"]
@@ -114,6 +211,7 @@ def main(paths: list[str], kernel_paths: list[str]) -> None:
             f"| {row['case']} | {n} | {row['chosen']} | {chosen['gb_per_s']:.0f} | {chosen['gb_per_s'] / copy:.0%} | {target} "
             f"| {torch['gb_per_s']:.0f} | {speed:.2f}x | {others} |"
         )
+    out += part4(runs, rows, kernels)
     if kernels:
         out += ["", "## Kernels of the chosen lowerings (`suite.py --kernels` runs)", ""]
         out += [
@@ -122,7 +220,19 @@ def main(paths: list[str], kernel_paths: list[str]) -> None:
             if kernel_line(row)
         ]
     out += ["", 'Why each target is missed, and what would close the gap: README.md, "Performance".']
-    print("\n".join(out))
+    print("\n".join(without_empty_sections(out)))
+
+
+def without_empty_sections(lines: list[str]) -> list[str]:
+    """The report less its "## " sections whose tables have no rows (a run of part 4 cases only)."""
+    sections: list[list[str]] = [[]]
+    for line in lines:
+        if line.startswith("## "):
+            sections.append([])
+        sections[-1].append(line)
+    rows = lambda sec: [x for x in sec if x.startswith("| ") and not x.startswith("| case ")]  # noqa: E731
+    tables = lambda sec: any(x.startswith("|---") for x in sec)  # noqa: E731
+    return [line for sec in sections if not tables(sec) or rows(sec) for line in sec]
 
 
 if __name__ == "__main__":
