@@ -412,6 +412,7 @@ ADOPTED: dict[str, tuple[str, ...]] = {
     "adam_optimizer": ("ADAM_OPTIMIZER",),
     "pooling_grad": ("AVERAGE_POOLING_GRAD", "MAX_POOLING_GRAD"),
     "local_response_normalization_grad": ("LOCAL_RESPONSE_NORMALIZATION_GRAD",),
+    "roi_align_grad": ("ROI_ALIGN_GRAD",),
     "matrix_multiply_integer": (
         "MATRIX_MULTIPLY_INTEGER",
         "MATRIX_MULTIPLY_INTEGER_TO_FLOAT",

@@ -155,6 +155,23 @@ def roi(operator: str, dtype: dtypes.DataType, samples: int) -> Tolerance:
     return Tolerance(2.0**-22, atol)
 
 
+# ROI_ALIGN_GRAD's tests keep |gradient| <= 1 and NumROIs * OutputHeight * OutputWidth <= ROI_GRAD_OUTPUTS.
+ROI_GRAD_OUTPUTS = 64
+
+
+def roi_align_grad(dtype: dtypes.DataType, outputs: int) -> Tolerance:
+    """ROI_ALIGN_GRAD (AVERAGE): along an axis an output element's k samples give an input position
+    at most weight k, divided by k, so each of the `outputs` gradient elements reaches an element with
+    weight at most 1 and |result| <= outputs. The weights are sums of at most 2 ROI_SAMPLES FLOAT32
+    terms, each off by its coordinate's error (2 u ROI_COORDINATE per axis, u = 2**-24); the MatMuls
+    and the batch sum add at most `outputs` terms: (2 ROI_SAMPLES + 4 ROI_COORDINATE + outputs + 4) u
+    outputs. FLOAT16 is computed in FLOAT32 and rounded once (DirectML's API too, within it)."""
+    atol = (2 * ROI_SAMPLES + 4 * ROI_COORDINATE + outputs + 4) * 2.0**-24 * outputs
+    if dtype == dtypes.FLOAT16:
+        return Tolerance(2.0**-10, atol + 2.0**-24)
+    return Tolerance(2.0**-22, atol)
+
+
 # BATCH_NORMALIZATION_TRAINING's tests (matrix, property, DirectML's API) keep at most BNT_LENGTH
 # elements per mean, |x| <= BNT_MAGNITUDE, each group of two or more elements with a standard
 # deviation of at least BNT_SPREAD and |x - mean| <= BNT_Z of them, and |Scale|, |Bias|, |FusedAdd| <= 2.
@@ -421,6 +438,8 @@ def tolerance(operator: str, dtype: dtypes.DataType, ep: str) -> Tolerance:
         return training_grad(operator, dtype, ep)
     if operator.startswith("CUMULATIVE_"):
         return cumulative(operator, dtype, CUMULATIVE_LENGTH)
+    if operator == "ROI_ALIGN_GRAD":
+        return roi_align_grad(dtype, ROI_GRAD_OUTPUTS)
     if operator.startswith("ROI_"):
         return roi(operator, dtype, ROI_SAMPLES)
     if "_POOLING" in operator:

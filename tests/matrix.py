@@ -287,6 +287,7 @@ FAMILIES = (
     "matrix_quantize",
     "matrix_convolution_integer",
     "matrix_quantized_pooling",
+    "matrix_roi_align_grad",
 )
 
 

@@ -348,6 +348,13 @@ RECORDED: dict[str, tuple[int, dict[str, int]]] = {
         | {"Scales": 32, "InputPixelOffsets": 40, "OutputPixelOffsets": 48},
     ),
     "VALUE_SCALE_2D": (32, {"InputTensor": 0, "OutputTensor": 8, "Scale": 16, "ChannelCount": 20, "Bias": 24}),
+    "ROI_ALIGN_GRAD": (
+        88,
+        {"InputTensor": 0, "InputGradientTensor": 8, "ROITensor": 16, "BatchIndicesTensor": 24, "OutputGradientTensor": 32}
+        | {"OutputROIGradientTensor": 40, "ReductionFunction": 48, "InterpolationMode": 52, "SpatialScaleX": 56}
+        | {"SpatialScaleY": 60, "InputPixelOffset": 64, "OutputPixelOffset": 68, "MinimumSamplesPerOutput": 72}
+        | {"MaximumSamplesPerOutput": 76, "AlignRegionsToCorners": 80},
+    ),
     "RESAMPLE_GRAD": (
         48,
         {"InputGradientTensor": 0, "OutputGradientTensor": 8, "InterpolationMode": 16, "DimensionCount": 20, "Scales": 24}
