@@ -20,9 +20,10 @@ run: $(STAMP)
 		$(PY) -m dml2onnx run "$$m" --ep $${EP:-cpu} || exit $$?; \
 	done
 
+# The suite on every core (pytest-xdist): about 5 minutes on a 2-core machine.
 test: $(STAMP)
 	$(PY) -m ruff check dml2onnx tests tools
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 # The DirectML EP under Wine, seconds per session: every model in models/ and a case of each
 # operator and data type of the matrix (tests marked dml). Needs `make dml-setup`.

@@ -1071,6 +1071,35 @@ def integer_cases(rng: np.random.Generator, quick: bool) -> Iterator[Case]:
         baseline="FLOAT32 conv2d (cuDNN; PyTorch has no eager INT8 convolution on CUDA)",
     )
 
+    # UINT8 x INT8 with per-row and per-column zero points: the costliest form of the "integer"
+    # lowering (A - 128 made INT8, its row and B's column sums, two [M, N] corrections)
+    ua = rng.integers(0, 256, (n, n), dtype=np.uint8)
+    zero_a, zero_b = rng.integers(0, 256, (n, 1), dtype=np.uint8), rng.integers(-128, 128, (1, n), dtype=np.int8)
+    zp_inputs = {"ATensor": ua, "AZeroPointTensor": zero_a, "BTensor": b, "BZeroPointTensor": zero_b}
+    fields = {k: t("UINT8" if k.startswith("A") else "INT8", v.shape) for k, v in zp_inputs.items()}
+    fields["OutputTensor"] = t("INT32", (n, n))
+
+    def torch_zp_mm(v: dict[str, Any], k: int = n) -> Any:
+        import torch
+
+        a8, b8 = torch.bitwise_xor(v["ATensor"].view(torch.int8), -128), v["BTensor"]
+        o_a, o_b = v["AZeroPointTensor"].int() - 128, v["BZeroPointTensor"].int()
+        mm = int_mm()
+        p = mm(a8, b8) if mm is not None else (a8.float() @ b8.float()).int()
+        rows, cols = a8.sum(1, keepdim=True, dtype=torch.int32), b8.sum(0, keepdim=True, dtype=torch.int32)
+        return p - rows * o_b - o_a * (cols - k * o_b)
+
+    yield Case(
+        f"MATRIX_MULTIPLY_INTEGER {n}x{n}x{n} uint8 x int8 zero points per row and column",
+        "MATRIX_MULTIPLY_INTEGER",
+        n * n,
+        desc("MATRIX_MULTIPLY_INTEGER", fields),
+        zp_inputs,
+        torch_zp_mm,
+        flops=2 * n**3,
+        baseline=f"{mm_baseline} on A - 128 and B, the zero points folded in torch ops",
+    )
+
 
 # DirectML's gate order -> PyTorch's: LSTM i o f c -> i f g(c) o; GRU z r h -> r z n(h)
 TORCH_GATES = {"LSTM": (0, 2, 3, 1), "GRU": (1, 0, 2)}

@@ -62,20 +62,18 @@ def tables_at(op: OperatorSchema, level: str) -> list[SupportTable]:
     return out
 
 
-def data_types(op: OperatorSchema, level: str, packed: bool = True) -> dict[str, list[str]]:
-    """{tensor: [type names]} at `level` (union over REDUCE's function groups), the pages' 4-bit
-    types included where `packed` (dml2onnx has no 4-bit type: a lowered operator's list leaves
-    them out, since a desc using them is refused)."""
+def data_types(op: OperatorSchema, level: str) -> dict[str, list[str]]:
+    """{tensor: [type names]} at `level` (union over REDUCE's function groups), the 4-bit INT4 and
+    UINT4 included (QUANTIZE's and DEQUANTIZE's, lowered since dtypes models them)."""
     out: dict[str, list[str]] = {}
     for t in tables_at(op, level):
         for tensor, support in t.tensors.items():
             names = out.setdefault(tensor, [])
-            four_bit = operator_table.PACKED_SUPPORT.get(op.name, {}).get(t.level, {}).get(tensor, ()) if packed else ()
-            for name in [d.name for d in support.types] + list(four_bit):
+            for name in (d.name for d in support.types):
                 if name not in names:
                     names.append(name)
-    order = [d.name for d in dtypes.ALL] + list(operator_table.PACKED_TYPES)
-    return {k: sorted(v, key=lambda n: order.index(n) if n in order else len(order)) for k, v in out.items()}
+    order = [d.name for d in dtypes.ALL + dtypes.PACKED]
+    return {k: sorted(v, key=order.index) for k, v in out.items()}
 
 
 @dataclass(frozen=True)
@@ -106,7 +104,7 @@ def entries(level: str = schema.NEWEST_LEVEL, with_onnx_ops: bool = True) -> lis
             continue
         onnx_ops = lowered_ops.onnx_ops(name) if with_onnx_ops and lowered(name) else ()
         supported = lowered(name)
-        out.append(Entry(op.full_name, supported, op.feature_level, data_types(op, level, packed=not supported), onnx_ops))
+        out.append(Entry(op.full_name, supported, op.feature_level, data_types(op, level), onnx_ops))
     return out
 
 

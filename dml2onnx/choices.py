@@ -13,9 +13,13 @@ operator's module (dml2onnx/ops/) owns its candidates and its rule:
 - `DML_ONLY` (optional): candidates built for the `dml` target alone: ONNX nodes whose meaning on
   the DirectML EP is DirectML's own operator, where other EPs' kernels differ or refuse the data
   (Gather with an index out of range). The DirectML EP matrix (make test-dml) runs them.
+- `ONLY_ON` (optional): candidate -> the targets it is built for, where it is more than one of
+  them (RANDOM_GENERATOR's UINT64 bitwise graph on `cpu` and `dml`: the CUDA EP lacks BitShift);
+  the first target named is the one its tests build it for. CUDA_ONLY and DML_ONLY are its
+  one-target shorthands.
 - `DML_PREFERENCE` (optional): on the `dml` target, the candidates whose ONNX node the DirectML EP
   turns back into one DirectML operator (LayerNormalization -> MEAN_VARIANCE_NORMALIZATION1, ...),
-  best first; the first that applies is taken.
+  best first; the first that applies is taken. `CPU_PREFERENCE` (optional): the same on `cpu`.
 
 Every candidate is exact (or within tolerances.py) on every EP its target names, and the test
 suites run each of them; they differ in speed, which depends on the EP and the shape."""
@@ -47,31 +51,42 @@ def measured(op: str) -> bool:
     return hasattr(_module(op), "choose")
 
 
+def only_on(op: str) -> dict[str, tuple[str, ...]]:
+    """The candidates built for some targets alone, each with those targets (ONLY_ON, CUDA_ONLY,
+    DML_ONLY together); a candidate not named here is built for every target."""
+    module = _module(op)
+    return (
+        {c: ("cuda",) for c in getattr(module, "CUDA_ONLY", ())}
+        | {c: ("dml",) for c in getattr(module, "DML_ONLY", ())}
+        | dict(getattr(module, "ONLY_ON", {}))
+    )
+
+
 def available(desc: OperatorDesc, opset: int, target: str | None = None) -> tuple[str, ...]:
     """The candidates that apply to this desc (on `target`; every target's when None)."""
     module = _module(desc.schema.name)
     applies = getattr(module, "applies", None)
-    hidden = (() if target in (None, "cuda") else getattr(module, "CUDA_ONLY", ())) + (
-        () if target in (None, "dml") else getattr(module, "DML_ONLY", ())
+    limited = only_on(desc.schema.name)
+    return tuple(
+        c
+        for c in module.CANDIDATES
+        if (target is None or target in limited.get(c, (target,))) and (applies is None or applies(desc, c, opset))
     )
-    return tuple(c for c in module.CANDIDATES if c not in hidden and (applies is None or applies(desc, c, opset)))
 
 
 def target_of(op: str, candidate: str) -> str:
-    """The target a test builds a candidate for: `cuda` for CUDA_ONLY ones, `dml` for DML_ONLY
-    ones, else `portable`."""
-    module = _module(op)
-    if candidate in getattr(module, "CUDA_ONLY", ()):
-        return "cuda"
-    return "dml" if candidate in getattr(module, "DML_ONLY", ()) else "portable"
+    """The target a test builds a candidate for: the first of those it is limited to (`cuda` for
+    CUDA_ONLY ones, `dml` for DML_ONLY ones), else `portable`."""
+    return only_on(op).get(candidate, ("portable",))[0]
 
 
 def choose(desc: OperatorDesc, target: str, opset: int) -> str:
     """The lowering used unless one is asked for."""
     options = available(desc, opset, target)
     module = _module(desc.schema.name)
-    if target == "dml":
-        return next((c for c in getattr(module, "DML_PREFERENCE", ()) if c in options), options[0])
+    if target in ("dml", "cpu"):
+        preference = getattr(module, f"{target.upper()}_PREFERENCE", ())
+        return next((c for c in preference if c in options), options[0])
     rule = getattr(module, "choose", None)
     if rule is None or target not in MEASURED_TARGETS:
         return options[0]

@@ -193,7 +193,8 @@ def _parser() -> argparse.ArgumentParser:
         "export",
         help="write one .onnx file per dispatchable",
         description="Lower every dispatchable of a DxDispatch model and write DIR/<dispatchable>.onnx. "
-        "Inputs are named after the desc's input tensor fields, the output is OutputTensor. An ONNX dispatchable "
+        "Inputs are named after the desc's input tensor fields, the output is OutputTensor; an INT4/UINT4 tensor "
+        "(or resource) is int8/uint8 there, one element a byte. An ONNX dispatchable "
         "is written as its graph, with its free dimension overrides applied.",
     )
     _common(export)

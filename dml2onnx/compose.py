@@ -109,7 +109,7 @@ class _SingleGraph:
         return output
 
     def view(self, prefix: str, field: str, flat: str, binding: Binding, tensor: TensorDesc, total: int) -> str:
-        start, count = binding.offset // tensor.data_type.size, tensor.element_count
+        start, count = binding.offset * 8 // tensor.data_type.element_bits, tensor.element_count
         if not tensor.packed:  # the tensor's buffer, then its strides
             b = GraphBuilder(prefix, self.opset)
             where = f"'{binding.resource}' from element {start}"
@@ -255,7 +255,7 @@ class _SingleGraph:
             f"{output} as a flat buffer" if tag else "the output as a flat buffer",
         )
         if not tensor.packed:  # each element to its buffer offset; the bytes between keep theirs
-            start = b.offset // tensor.data_type.size
+            start = b.offset * 8 // tensor.data_type.element_bits
             offsets = (tensor.offsets().reshape(-1) + start).tolist()
             before = self.read(b.resource, path + (output,))
             self.current[b.resource] = self.node(
@@ -266,7 +266,7 @@ class _SingleGraph:
                 axis=0,
             )
             return
-        start = b.offset // self.model.resources[b.resource].data_type.size  # type: ignore[union-attr]
+        start = b.offset * 8 // self.model.resources[b.resource].data_type.element_bits  # type: ignore[union-attr]
         if (start, count) != (0, total):
             before = self.read(b.resource, path + (output,))
             parts = []

@@ -128,7 +128,8 @@ def parse_tensor_desc(value: Any, path: JsonPath) -> TensorDesc:
     data_type = dtypes.BY_NAME.get(short)
     if data_type is None:
         raise ModelError(
-            path + ("DataType",), f"'{type_name}' is not a supported DML_TENSOR_DATA_TYPE (one of {dtypes.names(dtypes.ALL)})"
+            path + ("DataType",),
+            f"'{type_name}' is not a supported DML_TENSOR_DATA_TYPE (one of {dtypes.names(dtypes.ALL + dtypes.PACKED)})",
         )
 
     sizes_path = path + ("Sizes",)

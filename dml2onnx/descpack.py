@@ -39,7 +39,7 @@ OPERATOR_TYPE: dict[str, int] = operator_table.OPERATOR_TYPE
 # Every enum's values (schema.ENUMS holds the few the lowered operators use; they agree).
 ENUMS: dict[str, dict[str, int]] = operator_table.ENUMS
 
-# DML_TENSOR_DATA_TYPE, for the types dtypes models (not UNKNOWN, UINT4, INT4)
+# DML_TENSOR_DATA_TYPE, for the types dtypes models (every one but UNKNOWN)
 DATA_TYPE: dict[str, int] = {k: v for k, v in ENUMS["DML_TENSOR_DATA_TYPE"].items() if k in dtypes.BY_NAME}
 DATA_TYPE_BY_VALUE: dict[int, dtypes.DataType] = {v: dtypes.BY_NAME[k] for k, v in DATA_TYPE.items()}
 

@@ -213,7 +213,7 @@ def _views(graph: SerializedGraph) -> None:
             graph.inputs[name] = _buffer_view([t for t, _ in ends], max(t.span for t, _ in ends))
     for index, ends in sorted(by_constant.items()):
         data = graph.nodes[index].data  # type: ignore[union-attr]
-        length = len(data) // ends[0][0].data_type.size
+        length = len(data) * 8 // ends[0][0].data_type.element_bits
         _check_readers(ends, f"constant nodes[{index}] ({len(data)} bytes)", length=length)
         graph.constants[index] = _buffer_view([t for t, _ in ends], length)
     graph.outputs = {e.name: graph.written(e.from_node, e.from_output) for e in graph.output_edges}

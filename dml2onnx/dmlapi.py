@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import descpack, winhost
+from . import descpack, tensor, winhost
 from .desc import OperatorDesc
 from .errors import RuntimeFailure
 from .tensor import TensorDesc
@@ -196,11 +196,16 @@ def host(hide_int64: bool = True, compute: bool = False) -> Host:
 
 
 def to_buffer(t: TensorDesc, value: np.ndarray, fill: int = 0) -> bytes:
-    """A logical array as the bytes of its tensor's buffer (TotalTensorSizeInBytes), through Strides."""
+    """A logical array as the bytes of its tensor's buffer (TotalTensorSizeInBytes), through Strides
+    (a 4-bit type's elements packed two a byte, element 2k in the low nibble: tensor.pack)."""
     a = np.asarray(value)
     if tuple(a.shape) != t.sizes:
         a = a.reshape(t.sizes)
     raw = np.full(t.size_in_bytes, fill, np.uint8)
+    if t.data_type.is_packed:
+        buf = bytearray(raw.tobytes())
+        tensor.write(buf, 0, t, a)
+        return bytes(buf)
     elements = raw[: t.buffer_elements * t.data_type.size].view(t.data_type.numpy.newbyteorder("<"))
     if t.packed:
         elements[: t.element_count] = a.reshape(-1)
@@ -211,6 +216,8 @@ def to_buffer(t: TensorDesc, value: np.ndarray, fill: int = 0) -> bytes:
 
 def from_buffer(t: TensorDesc, raw: bytes) -> np.ndarray:
     """A tensor's buffer bytes as its logical array (Sizes, through Strides)."""
+    if t.data_type.is_packed:
+        return tensor.read(raw, 0, t)
     n = t.buffer_elements * t.data_type.size
     elements = np.frombuffer(raw[:n], dtype=t.data_type.numpy.newbyteorder("<")).astype(t.data_type.numpy)
     if t.packed:

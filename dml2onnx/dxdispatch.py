@@ -24,6 +24,7 @@ from .jsonvalues import (
 )
 from .resources import Resource, parse_resource
 from .schema import NEWEST_LEVEL, Kind
+from .tensor import byte_count
 
 if TYPE_CHECKING:
     from .onnx_dispatchable import GraphDispatchable
@@ -228,9 +229,10 @@ def _binding(v: Any, p: JsonPath, resources: dict[str, Resource]) -> Binding:
         element_size = obj.get("elementSizeInBytes", 0)
         if not element_size and element_offset:
             res = resources.get(name)
-            if res is None or res.data_type is None:
+            if res is None or res.data_type is None or res.data_type.is_packed:
                 raise ModelError(
-                    p + ("elementSizeInBytes",), "required with elementOffset when the resource has no known data type"
+                    p + ("elementSizeInBytes",),
+                    "required with elementOffset when the resource has no known data type (or a 4-bit one: two elements a byte)",
                 )
             element_size = res.data_type.size
         offset = element_offset * element_size
@@ -313,7 +315,7 @@ def _write_file(obj: dict[str, Any], path: JsonPath, res: Resource) -> WriteFile
     if target.lower().endswith(".npy") and not res.deferred:  # a deferred one takes the output's shape
         if res.data_type is None:
             raise ModelError(path + ("resource",), f"resource '{res.name}' has no data type for .npy")
-        if dims is not None and math.prod(dims) * res.data_type.size > res.size:
+        if dims is not None and byte_count(math.prod(dims), res.data_type) > res.size:
             raise ModelError(
                 path + ("dimensions",), f"{list(dims)} needs more than the {res.size} bytes of resource '{res.name}'"
             )

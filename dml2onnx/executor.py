@@ -10,6 +10,7 @@ from typing import Any, TextIO
 import numpy as np
 
 from . import files, images, lowering, onnx_dispatchable, runtime
+from . import tensor as packing
 from .builder import DEFAULT_OPSET
 from .dxdispatch import Dispatch, Dispatchable, Model, Print, WriteFile
 from .errors import ModelError, RuntimeFailure, UsageError, format_path
@@ -29,12 +30,19 @@ def _view(buffer: bytearray | bytes, offset: int, tensor: TensorDesc) -> np.ndar
 
 
 def read_tensor(buffer: bytearray | bytes, offset: int, tensor: TensorDesc) -> np.ndarray:
-    """The tensor's elements from a bound buffer region (the bytes are reinterpreted)."""
+    """The tensor's elements from a bound buffer region (the bytes are reinterpreted; a 4-bit
+    type's unpacked, two a byte: tensor.read)."""
+    if tensor.data_type.is_packed:
+        return packing.read(buffer, offset, tensor)
     return _view(buffer, offset, tensor).copy()
 
 
 def write_tensor(buffer: bytearray, offset: int, tensor: TensorDesc, values: np.ndarray) -> None:
-    """Writes the elements where the strides put them; the bytes in between keep their values."""
+    """Writes the elements where the strides put them; the bytes in between (and the other nibble
+    of a 4-bit type's byte) keep their values."""
+    if tensor.data_type.is_packed:
+        packing.write(buffer, offset, tensor, values)
+        return
     _view(buffer, offset, tensor)[...] = values
 
 
@@ -227,13 +235,15 @@ class Executor:
         """Elements of its data type in the whole buffer (a deferred one's: its output's)."""
         res = self.model.resources[name]
         assert res.data_type is not None
-        return len(self.buffers[name]) // res.data_type.size if res.deferred else res.length
+        return len(self.buffers[name]) * 8 // res.data_type.element_bits if res.deferred else res.length
 
     def resource_values(self, name: str, count: int | None = None) -> np.ndarray:
         res = self.model.resources[name]
         assert res.data_type is not None
         if count is None:  # DxDispatch prints a deferred resource whole
             count = self._length(name) if res.deferred else res.print_count
+        if res.data_type.is_packed:  # one value per element
+            return packing.unpack(self.buffers[name], count, res.data_type)
         return np.frombuffer(self.buffers[name], dtype=res.data_type.numpy, count=count)
 
     def snapshot(self, name: str) -> None:

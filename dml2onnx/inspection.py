@@ -9,7 +9,7 @@ from typing import TextIO
 import onnx
 from onnx import TensorProto
 
-from . import compose, dxdispatch, files, limits, lowering, onnx_dispatchable
+from . import compose, dtypes, dxdispatch, files, limits, lowering, onnx_dispatchable
 from .errors import ModelError, RuntimeFailure, UsageError
 from .schema import NEWEST_LEVEL
 
@@ -59,6 +59,12 @@ def load(
     return (compose.as_function(lowered) if functions else lowered), dispatchable
 
 
+FOUR_BIT_NOTE = (
+    "INT4/UINT4 tensors (and resources) are int8/uint8 here, one element a byte, in [-8, 7] / [0, 15]; "
+    "DirectML's buffers pack two a byte, element 2k in the low nibble"
+)
+
+
 def _types(model: onnx.ModelProto) -> dict[str, str]:
     def describe(t: onnx.TypeProto) -> str:
         tt = t.tensor_type
@@ -88,6 +94,8 @@ def text(model: onnx.ModelProto, name: str, out: TextIO) -> None:
     types = _types(model)
     for kind, values in (("inputs", model.graph.input), ("outputs", model.graph.output)):
         out.write(f"  {kind}: " + ", ".join(f"{v.name} {types.get(v.name, '?')}" for v in values) + "\n")
+    if any(f'"{t.name}"' in props.get(k, "") for t in dtypes.PACKED for k in ("dml2onnx.desc", "dml2onnx.dispatchables")):
+        out.write(f"  {FOUR_BIT_NOTE}\n")
     _nodes(model.graph.node, types, out, "  ")
     for f in model.functions:
         overload = f":{f.overload}" if f.overload else ""

@@ -17,7 +17,6 @@ SOURCES = (
     "DirectMLSchema.h of microsoft/DirectML a9614e82c922 (2025-07-21)",
     "DirectML.h of microsoft/DirectX-Headers 443ff511fd3f (DML_TARGET_VERSION 0x6400)",
 )
-PACKED_TYPES = ("UINT4", "INT4")
 
 
 def _t(level: str, *rows: tuple[str, int, int, str], functions: tuple[str, ...] = ()) -> SupportTable:
@@ -26,8 +25,8 @@ def _t(level: str, *rows: tuple[str, int, int, str], functions: tuple[str, ...] 
 
 
 def _types(names: str) -> tuple:
-    # 4-bit packed types (PACKED_TYPES) have no dtypes.DataType; PACKED_SUPPORT keeps them by name.
-    return tuple(BY_NAME[n] for n in names.split() if n in BY_NAME)
+    # every name the pages list is a dtypes.DataType (the 4-bit INT4 and UINT4 included)
+    return tuple(BY_NAME[n] for n in names.split())
 
 
 # Every enum an operator field or a tensor desc uses, by short member name.
@@ -350,12 +349,6 @@ IN_PLACE: frozenset[str] = frozenset(
         "ACTIVATION_GELU",
     )
 )
-
-# The pages' 4-bit types, which dtypes does not model: {operator: {level: {tensor: types}}}.
-PACKED_SUPPORT: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {
-    "DEQUANTIZE": {"6_3": {"InputTensor": ("INT4", "UINT4"), "QuantizationTensors": ("INT4", "UINT4")}},
-    "QUANTIZE": {"6_3": {"QuantizationTensors": ("INT4", "UINT4"), "OutputTensor": ("INT4", "UINT4")}},
-}
 
 # Operators whose pages' tensor support tables are not written down yet.
 MISSING_SUPPORT: frozenset[str] = frozenset(())

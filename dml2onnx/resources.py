@@ -1,5 +1,12 @@
 """DxDispatch `resources`: byte buffers and their initializers (array, list, constant,
-sequence, .npy, raw and image files; images.py decodes the images)."""
+sequence, .npy, raw and image files; images.py decodes the images).
+
+INT4 and UINT4 buffers are dml2onnx's own: DxDispatch parses the names but has no initializer,
+print or .npy for them (JsonParsers.cpp's GenerateInitialValuesFrom* and Executor.cpp's print throw
+"Invalid tensor data type"). Here their bytes pack two elements a byte, element 2k in the low
+nibble (as DirectML reads them: tensor.py); values are given, printed and written to .npy one per
+element (an int8/uint8 .npy in the type's range), raw files are the packed bytes. For DxDispatch,
+declare such a buffer UINT8 holding the packed bytes: a 4-bit tensor binds to any buffer."""
 
 from __future__ import annotations
 
@@ -13,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from . import dtypes, files, halfconv, images, limits
+from . import dtypes, files, halfconv, images, limits, tensor
 from .errors import JsonPath, ModelError
 from .jsonvalues import (
     expect_enum,
@@ -27,7 +34,7 @@ from .jsonvalues import (
 )
 
 _KEYS = ("initialValuesDataType", "initialValues", "sizeInBytes", "initialValuesOffsetInBytes")
-_DATA_TYPES = {t.name: t.numpy for t in dtypes.ALL} | {"UNKNOWN": None}
+_DATA_TYPES = {t.name: t.numpy for t in dtypes.ALL + dtypes.PACKED} | {"UNKNOWN": None}
 
 
 @dataclass
@@ -39,23 +46,30 @@ class Resource:
     # "initialValues": "deferred": no bytes until an ONNX dispatchable's output, bound to it,
     # gives it that output's size and contents (DxDispatch's useDeferredBinding)
     deferred: bool = False
+    count: int | None = None  # a 4-bit type's values given (an odd count leaves a nibble unused)
 
     @property
     def print_count(self) -> int:
         """DxDispatch prints the initial data's element count (no padding)."""
         assert self.data_type is not None
-        return len(self.initial) // self.data_type.size
+        return self.count if self.count is not None else len(self.initial) * 8 // self.data_type.element_bits
 
     @property
     def length(self) -> int:
         """Elements of its data type that the whole buffer (sizeInBytes) holds."""
         assert self.data_type is not None
-        return self.size // self.data_type.size
+        return self.size * 8 // self.data_type.element_bits
 
     def new_buffer(self) -> bytearray:
         buf = bytearray(self.size)
         buf[: len(self.initial)] = self.initial
         return buf
+
+    def values(self) -> np.ndarray:
+        """The new buffer's `length` elements, one per numpy element (a 4-bit type's unpacked): the
+        flat input --single-graph takes for it."""
+        assert self.data_type is not None
+        return tensor.unpack(self.new_buffer(), self.length, self.data_type)
 
 
 def _limit() -> str:
@@ -94,7 +108,9 @@ def parse_resource(name: str, value: Any, path: JsonPath, model_dir: Path) -> Re
         size = (len(data) + 3) & ~3
     if size > limits.max_bytes():
         raise ModelError(path + ("sizeInBytes",), f"{size} bytes exceed the {_limit()}")
-    return Resource(name, dtype, data, size)
+    init = obj["initialValues"]
+    count = (len(init) if isinstance(init, list) else init.get("valueCount")) if dtype and dtype.is_packed else None
+    return Resource(name, dtype, data, size, count=count)
 
 
 def _deferred(name: str, obj: dict[str, Any], dtype: dtypes.DataType | None, path: JsonPath) -> Resource:
@@ -133,7 +149,7 @@ def _initial_bytes(
         reject_unknown_keys(obj, ["valueCount", "value"], p, "a constant initializer")
         dtype = _need_type(dtype, path, "a constant initializer")
         count = _count(obj, p, dtype)
-        return encode([element(obj["value"], dtype, p + ("value",))], dtype) * count, dtype
+        return encode([element(obj["value"], dtype, p + ("value",))] * count, dtype), dtype
     if "valueStart" in obj:
         reject_unknown_keys(obj, ["valueCount", "valueStart", "valueDelta"], p, "a sequence initializer")
         dtype = _need_type(dtype, path, "a sequence initializer")
@@ -159,13 +175,15 @@ def element(value: Any, dtype: dtypes.DataType, path: JsonPath) -> float | int:
     """One JSON value as an element of `dtype` (DxDispatch's per-type rules)."""
     if dtype.is_float:
         return expect_float(value, path)
-    info = np.iinfo(dtype.numpy)
-    return expect_int(value, path, int(info.min), int(info.max), dtype.name)
+    lo, hi = dtype.range
+    return expect_int(value, path, lo, hi, dtype.name)
 
 
 def encode(values: list[float | int], dtype: dtypes.DataType) -> bytes:
     if dtype == dtypes.FLOAT16:
         return halfconv.to_float16(values).tobytes()
+    if dtype.is_packed:  # in range (element() checked): two a byte
+        return tensor.pack(np.array(values, dtype=dtype.numpy), dtype)
     with np.errstate(over="ignore"):
         return np.array(values, dtype=np.float64 if dtype.is_float else object).astype(dtype.numpy).tobytes()
 
@@ -183,6 +201,8 @@ def _sequence(start: float | int, delta: float | int, count: int, dtype: dtypes.
     # Integers wrap in their own width; modulo 2**64 first, then truncated to the width.
     with np.errstate(over="ignore"):
         seq = np.arange(count, dtype=np.uint64) * np.uint64(int(delta) % 2**64) + np.uint64(int(start) % 2**64)
+    if dtype.is_packed:  # wrapping in 4 bits
+        return tensor.pack(seq.astype(np.uint8), dtype)  # each value's low 4 bits
     return seq.astype(dtype.numpy).tobytes()
 
 
@@ -266,6 +286,12 @@ def _file_bytes(source: str, dtype: dtypes.DataType | None, p: JsonPath, model_d
     if path.suffix.lower() != ".npy":
         return raw, _need_type(dtype, p[:-1], "a raw file initializer")
     file_type, data = read_npy(raw, sp, source)
+    if dtype is not None and dtype.is_packed and dtype.numpy == file_type.numpy:  # one element a byte: packed
+        values = np.frombuffer(data, dtype.numpy)
+        lo, hi = dtype.range
+        if values.size and not lo <= int(values.min()) <= int(values.max()) <= hi:
+            raise ModelError(sp, f"{files.shown(source)} holds values outside {dtype}'s range [{lo}, {hi}]")
+        return tensor.pack(values, dtype), dtype
     if dtype is not None and dtype != file_type:
         raise ModelError(p[:-1] + ("initialValuesDataType",), f"is {dtype} but {files.shown(source)} holds {file_type}")
     return data, file_type

@@ -39,6 +39,7 @@ import onnx
 from onnx import helper, numpy_helper
 
 from . import __version__, compose, files, limits, lowering, ops, strided
+from . import tensor as packing
 from .builder import DEFAULT_OPSET, GraphBuilder
 from .dml_graph import (
     ConstantNode,
@@ -257,7 +258,7 @@ class _Builder:
         name = next(n for n in node.output_names if n)
         if index not in self.constants:
             view = self.graph.constants[index]
-            values = np.frombuffer(node.data, view.data_type.numpy, count=view.element_count).reshape(view.sizes)
+            values = packing.unpack(node.data, view.element_count, view.data_type).reshape(view.sizes)  # 4-bit: unpacked
             self.initializers.append(numpy_helper.from_array(values, name))
             self.constants.add(index)
         return name
@@ -312,7 +313,7 @@ def reference(graph: SerializedGraph, inputs: dict[str, np.ndarray]) -> dict[str
         data = np.ascontiguousarray(data, whole.data_type.numpy).reshape(whole.sizes)
         if same_view(whole, view):
             return data
-        buffer = bytearray(whole.span * whole.data_type.size)  # what the strides skip stays 0
+        buffer = bytearray(packing.byte_count(whole.span, whole.data_type))  # what the strides skip stays 0
         write_tensor(buffer, 0, whole, data)
         return read_tensor(buffer, 0, view)
 

@@ -1,4 +1,5 @@
-"""`DML_BUFFER_TENSOR_DESC`: data type, sizes, strides and the buffer they imply."""
+"""`DML_BUFFER_TENSOR_DESC`: data type, sizes, strides and the buffer they imply; the 4-bit
+types' buffers packed and unpacked (`pack`, `unpack`, `read`, `write`)."""
 
 from __future__ import annotations
 
@@ -48,8 +49,9 @@ class TensorDesc:
 
     @property
     def min_size_in_bytes(self) -> int:
-        """What DMLCalcBufferTensorSize gives: the furthest element's end, rounded up to 4."""
-        return (self.span * self.data_type.size + 3) & ~3
+        """What DMLCalcBufferTensorSize gives: the furthest element's end, rounded up to 4 (for
+        the 4-bit types: the byte holding the furthest element's nibble, then rounded up to 4)."""
+        return (byte_count(self.span, self.data_type) + 3) & ~3
 
     @property
     def size_in_bytes(self) -> int:
@@ -59,7 +61,7 @@ class TensorDesc:
     def buffer_elements(self) -> int:
         """Whole elements in the tensor's buffer (TotalTensorSizeInBytes): the flat input of
         `export --buffer-inputs`."""
-        return self.size_in_bytes // self.data_type.size
+        return self.size_in_bytes * 8 // self.data_type.element_bits
 
     def offsets(self) -> np.ndarray:
         """The buffer element of each logical element, shaped like the tensor (int64)."""
@@ -101,3 +103,56 @@ def dense_strides(sizes: tuple[int, ...]) -> tuple[int, ...]:
         strides.append(acc)
         acc *= s
     return tuple(reversed(strides))
+
+
+# -- buffers of packed 4-bit elements --------------------------------------------------------------
+
+
+def byte_count(elements: int, data_type: dtypes.DataType) -> int:
+    """Bytes that `elements` buffer elements occupy (two a byte for the 4-bit types, rounded up)."""
+    return (elements * data_type.element_bits + 7) // 8
+
+
+def unpack(raw: bytes | bytearray | memoryview, count: int, data_type: dtypes.DataType) -> np.ndarray:
+    """The first `count` elements of a buffer, one per numpy element (little-endian; a 4-bit
+    type's element 2k in byte k's low nibble, 2k + 1 in its high one, signed ones sign-extended)."""
+    n = byte_count(count, data_type)
+    if not data_type.is_packed:
+        return np.frombuffer(raw, data_type.numpy.newbyteorder("<"), count=count).astype(data_type.numpy)
+    b = np.frombuffer(raw, np.uint8, count=n)
+    nibbles = np.stack([b & 0xF, b >> 4], axis=-1).reshape(-1)[:count]
+    if data_type.is_signed:
+        return ((nibbles.astype(np.int16) ^ 8) - 8).astype(np.int8)
+    return nibbles.astype(np.uint8)
+
+
+def pack(values: np.ndarray, data_type: dtypes.DataType, into: bytes | bytearray | None = None) -> bytes:
+    """Elements as buffer bytes: the inverse of `unpack`. A 4-bit type's values keep their low 4
+    bits; an odd count's last byte keeps the high nibble of `into`'s byte there (else 0)."""
+    v = np.asarray(values).reshape(-1)
+    if not data_type.is_packed:
+        return v.astype(data_type.numpy.newbyteorder("<")).tobytes()
+    nibbles = v.astype(np.int16).astype(np.uint8) & 0xF
+    n = byte_count(v.size, data_type)
+    padded = np.zeros(2 * n, np.uint8)
+    padded[: v.size] = nibbles
+    if v.size % 2 and into is not None and len(into) >= n:
+        padded[-1] = into[n - 1] >> 4
+    return (padded[0::2] | (padded[1::2] << 4)).tobytes()
+
+
+def read(raw: bytes | bytearray, offset: int, t: TensorDesc) -> np.ndarray:
+    """The tensor's logical array (Sizes, through Strides) from a buffer region at byte `offset`."""
+    elements = unpack(memoryview(raw)[offset:], t.span, t.data_type)
+    if t.packed:
+        return elements[: t.element_count].reshape(t.sizes).copy()
+    return elements[t.offsets()]
+
+
+def write(raw: bytearray, offset: int, t: TensorDesc, values: np.ndarray) -> None:
+    """Writes the logical array where the strides put it; the elements in between (and a 4-bit
+    byte's other nibble) keep their values."""
+    n = byte_count(t.span, t.data_type)
+    elements = unpack(bytes(raw[offset : offset + n]), t.span, t.data_type).copy()
+    elements[t.offsets().reshape(-1)] = np.asarray(values).reshape(-1)
+    raw[offset : offset + n] = pack(elements, t.data_type, raw[offset : offset + n])

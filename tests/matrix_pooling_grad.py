@@ -72,3 +72,16 @@ def cases() -> Iterator[Case]:
                     else:
                         name += f"-include{int(fields['IncludePadding'])}" + {0: "", 1: "-past", -1: "-fewer"}[extra]
                     yield Case(name, op, fields, feeds)
+    # AVERAGE's non-finite gradients stay in their windows (the conv_transpose candidate's cuDNN
+    # kernels must not spread them): a generator of their own, so the cases above keep their data
+    special_rng = np.random.default_rng(143)
+    op = "AVERAGE_POOLING_GRAD"
+    for dtype in schema.OPERATORS[op].support[0].tensors["InputGradientTensor"].types:
+        for k in (0, 1, 5):
+            fields = _fields(op, dtype, CONFIGS[k], k, 0)
+            shape = fields["InputGradientTensor"]["Sizes"]
+            gradient = special_rng.uniform(-POOLING_MAGNITUDE, POOLING_MAGNITUDE, shape)
+            for special, share in ((np.inf, 0.1), (-np.inf, 0.1), (np.nan, 0.1)):
+                gradient = np.where(special_rng.random(shape) < share, special, gradient)
+            feeds = {"InputGradientTensor": gradient.astype(dtype.numpy)}
+            yield Case(f"{op}-{dtype}-config{k}-include{int(fields['IncludePadding'])}-non_finite", op, fields, feeds)

@@ -1,12 +1,15 @@
 """Matrix cases for DML_OPERATOR_QUANTIZE, DEQUANTIZE and DYNAMIC_QUANTIZE_LINEAR
-(dml2onnx/ops/quantize.py): every type pairing of the 6_3 / 4_0 tables (INT4/UINT4 are not
-modelled), SCALE and SCALE_ZERO_POINT, ranks 1 to 8, the scale and zero point per tensor, per axis,
-blocked along one or two axes, per element and broadcast through zero strides; a rank-8 case whose
-blocked view would exceed 8 dimensions (the Gather expansion); the special values (halves, the
-types' ends, NaN and infinite inputs, scales 0, -0, negative, tiny, infinite and NaN).
+(dml2onnx/ops/quantize.py): every type pairing of the 6_3 / 4_0 tables, SCALE and SCALE_ZERO_POINT,
+ranks 1 to 8, the scale and zero point per tensor, per axis, blocked along one or two axes, per
+element and broadcast through zero strides; a rank-8 case whose blocked view would exceed 8
+dimensions (the Gather expansion); the special values (halves, the types' ends, NaN and infinite
+inputs, scales 0, -0, negative, tiny, infinite and NaN).
 DYNAMIC_QUANTIZE_LINEAR: both input and output types, ranks 1 to 8, inputs of both signs, one sign,
 all zeros, one value, with NaN and with infinities. DEQUANTIZE's scales keep every FLOAT16 product
-exact (DirectML under Wine truncates inexact FLOAT16 results: tests/dml_findings.py)."""
+exact (DirectML under Wine truncates inexact FLOAT16 results: tests/dml_findings.py).
+INT4/UINT4 (`_four_bit_cases`): every pairing with both quantization types on odd element counts
+(a last byte half used), per tensor, per axis, blocked, per element and zero-strided scales and
+zero points, the edges, and a strided (transposed) 4-bit tensor."""
 
 from __future__ import annotations
 
@@ -18,16 +21,16 @@ import numpy as np
 from dml2onnx import dtypes
 from matrix import SIZES, Case, _tensor
 
-F16, F32, I8, U8 = dtypes.FLOAT16, dtypes.FLOAT32, dtypes.INT8, dtypes.UINT8
+F16, F32, I8, U8, I4, U4 = dtypes.FLOAT16, dtypes.FLOAT32, dtypes.INT8, dtypes.UINT8, dtypes.INT4, dtypes.UINT4
 SCALES = np.array([0.5, 0.25, 2, 1, -1, 0.125, 3, -0.75, 1.5, 0.375])
 EDGE_SCALES = np.array([1, 0, -0.0, -1, 0.5, 2, 1e-30, 1e30, np.inf, -np.inf, np.nan, 0.3, -0.5, 3, 0.1, 1])
 EDGE_INPUTS = [0.0, -0.0, 0.5, -0.5, 1.5, -2.5, 2.5, 127.5, -128.5, 255.5, -1e4, 3e38, -3e38, np.inf, -np.inf, np.nan]
 BLOCKED = (4, 4, 4, 4, 4, 2, 2, 2)  # every axis but the last three blocked by 2: a view of over 8 dimensions
 
 
-def _layouts(rank: int) -> dict[str, tuple[list[int], list[int] | None]]:
-    """name: (the scale's sizes, its strides or None) on an input of SIZES[:rank]."""
-    x = list(SIZES[:rank])
+def _layouts(x: list[int]) -> dict[str, tuple[list[int], list[int] | None]]:
+    """name: (the scale's sizes, its strides or None) on an input of sizes `x`."""
+    rank = len(x)
     out: dict[str, tuple[list[int], list[int] | None]] = {"tensor": ([1] * rank, None), "element": (x, None)}
     out["axis"] = ([n if i == rank - 1 else 1 for i, n in enumerate(x)], None)
     blocked = [n // 2 if n % 2 == 0 and n > 2 else n if i == 0 else 1 for i, n in enumerate(x)]
@@ -49,17 +52,18 @@ def _scale_values(rng: np.random.Generator, dtype: dtypes.DataType, n: int, edge
     return rng.choice(SCALES, n).astype(dtype.numpy)
 
 
-def _floats(rng: np.random.Generator, dtype: dtypes.DataType, shape: tuple[int, ...], edges: bool) -> np.ndarray:
+def _floats(rng: np.random.Generator, dtype: dtypes.DataType, shape: tuple[int, ...], edges: bool, span: int = 150) -> np.ndarray:
+    """Halves and normal values over about +-span (past the integer type's ends), or the edges."""
     if edges:
         pool = np.array(EDGE_INPUTS) if dtype == F32 else np.where(np.abs(EDGE_INPUTS) == 3e38, 6e4, EDGE_INPUTS)
         return rng.permutation(pool).astype(dtype.numpy).reshape(shape)
-    halves = rng.integers(-300, 300, shape) / 2  # every half, and values past the types' ends
-    return np.where(rng.random(shape) < 0.5, halves, rng.standard_normal(shape) * 60).astype(dtype.numpy)
+    halves = rng.integers(-2 * span, 2 * span, shape) / 2  # every half, and values past the types' ends
+    return np.where(rng.random(shape) < 0.5, halves, rng.standard_normal(shape) * span / 2.5).astype(dtype.numpy)
 
 
 def _ints(rng: np.random.Generator, dtype: dtypes.DataType, shape: tuple[int, ...]) -> np.ndarray:
-    info = np.iinfo(dtype.numpy)
-    return rng.integers(info.min, int(info.max) + 1, shape).astype(dtype.numpy)
+    lo, hi = dtype.range  # a 4-bit type's own
+    return rng.integers(lo, hi + 1, shape).astype(dtype.numpy)
 
 
 def _q_dq(
@@ -83,7 +87,9 @@ def _q_dq(
     s = _scale_values(rng, floats, n, edges and quantize).reshape(s_sizes)
     if strides:  # the elements a zero stride repeats
         s = np.broadcast_to(s[(slice(None),) + (slice(0, 1),) * (len(s_sizes) - 1)], s_sizes).copy()
-    inputs = {"InputTensor": _floats(rng, floats, tuple(shape), edges) if quantize else _ints(rng, ints, tuple(shape))}
+    span = 12 if ints.is_packed else 150
+    x = _floats(rng, floats, tuple(shape), edges, span) if quantize else _ints(rng, ints, tuple(shape))
+    inputs = {"InputTensor": x}
     inputs["QuantizationTensors[0]"] = s
     if qtype == "SCALE_ZERO_POINT":
         z = _ints(rng, ints, tuple(s_sizes))
@@ -99,7 +105,7 @@ def _q_dq_cases(rng: np.random.Generator) -> Iterator[Case]:
             for ints in (I8, U8):
                 for qtype in ("SCALE", "SCALE_ZERO_POINT"):
                     for rank in range(1, 9):
-                        layouts = _layouts(rank)
+                        layouts = _layouts(list(SIZES[:rank]))
                         for k, (name, layout) in enumerate(layouts.items()):
                             if rank != 8 and k != (rank + len(floats.name) + len(qtype)) % len(layouts):
                                 continue  # every layout at rank 8, one (in turn) at the others
@@ -107,6 +113,26 @@ def _q_dq_cases(rng: np.random.Generator) -> Iterator[Case]:
                     yield _q_dq(op, floats, ints, qtype, "edges", ([16], None), (16,), True, rng)
                     wide = [n // 2 if i < 5 else n for i, n in enumerate(BLOCKED)]
                     yield _q_dq(op, floats, ints, qtype, "wide-blocked", (wide, None), BLOCKED, False, rng)
+
+
+FOUR_BIT_SHAPES = ([7], [3, 5], [2, 3, 4])  # odd element counts: a last byte half used
+
+
+def _four_bit_cases(rng: np.random.Generator) -> Iterator[Case]:
+    for op in ("QUANTIZE", "DEQUANTIZE"):
+        for floats in (F32, F16):
+            for ints in (I4, U4):
+                for qtype in ("SCALE", "SCALE_ZERO_POINT"):
+                    turn = 2 * (floats == F16) + (qtype == "SCALE")  # the layouts in turn over the pairings
+                    for i, shape in enumerate(FOUR_BIT_SHAPES):
+                        layouts = list(_layouts(shape).items())
+                        for name, layout in (layouts[(turn + i) % len(layouts)], layouts[(turn + i + 2) % len(layouts)]):
+                            yield _q_dq(op, floats, ints, qtype, f"{len(shape)}d-{name}", layout, shape, False, rng)
+                    yield _q_dq(op, floats, ints, qtype, "edges", ([16], None), (16,), True, rng)
+                    case = _q_dq(op, floats, ints, qtype, "transposed", ([1, 1], None), (3, 3), False, rng)
+                    side = "OutputTensor" if op == "QUANTIZE" else "InputTensor"
+                    case.fields[side]["Strides"] = [1, 3]  # the 4-bit tensor transposed: nibbles 0, 3, 6, 1, ...
+                    yield case
 
 
 DYNAMIC_INPUTS = {
@@ -152,4 +178,5 @@ def _dynamic_cases(rng: np.random.Generator) -> Iterator[Case]:
 def cases() -> Iterator[Case]:
     rng = np.random.default_rng(173)
     yield from _q_dq_cases(rng)
+    yield from _four_bit_cases(np.random.default_rng(174))
     yield from _dynamic_cases(rng)

@@ -1,6 +1,6 @@
 """Matrix cases for DML_OPERATOR_RNN, LSTM and GRU (dml2onnx/ops/recurrent.py): both data types,
 every direction, with every optional input set (biases, initial states, peepholes, sequence
-lengths including 0 and the full length) or none, every output or one; each fusable activation
+lengths including 0, the full length and beyond it) or none, every output or one; each fusable activation
 (with the matrix's parameters) as every activation of the cell, but CELU in GRU and LSTM
 (DirectML refuses it there); GRU's LinearBeforeReset, LSTM's clip and coupled input and forget
 gates. Shapes stay within tolerances.recurrent's bounds: seq_length <= 4, input + hidden <= 8,
@@ -37,13 +37,15 @@ def recurrent_case(
     input_size: int = 3,
     hidden: int = 2,
     optional: bool = True,
+    peephole: bool = True,
     lengths: list[int] | None = None,
     outputs: tuple[str, ...] = ("OutputSequenceTensor", "OutputSingleTensor", "OutputCellSingleTensor"),
     acts: tuple[dict[str, Any], ...] | None = None,
     extra: dict[str, Any] | None = None,
     name: str = "",
 ) -> Case:
-    """One desc and its feeds (uniform in [-1/2, 1/2])."""
+    """One desc and its feeds (uniform in [-1/2, 1/2]); `optional`: the biases and initial states
+    (and LSTM's peepholes where `peephole`)."""
     d, g = 2 if direction == "BIDIRECTIONAL" else 1, CELLS[op].gates
     sizes = {
         "InputTensor": [1, seq, batch, input_size],
@@ -53,7 +55,9 @@ def recurrent_case(
     if optional:
         sizes |= {"BiasTensor": [1, 1, d, 2 * g * hidden], "HiddenInitTensor": [1, d, batch, hidden]}
         if op == "LSTM":
-            sizes |= {"CellMemInitTensor": [1, d, batch, hidden], "PeepholeTensor": [1, 1, d, 3 * hidden]}
+            sizes["CellMemInitTensor"] = [1, d, batch, hidden]
+            if peephole:
+                sizes["PeepholeTensor"] = [1, 1, d, 3 * hidden]
     fields: dict[str, Any] = {k: _tensor(dtype, v) for k, v in sizes.items()}
     feeds = {k: rng.uniform(-0.5, 0.5, v).astype(dtype.numpy) for k, v in sizes.items()}
     if lengths is not None:
@@ -98,3 +102,12 @@ def cases() -> Iterator[Case]:
             yield recurrent_case(rng, "LSTM", dtype, direction, extra={"CoupleInputForget": True}, name="coupled")
             clip = {"UseClipThreshold": True, "ClipThreshold": 0.25}
             yield recurrent_case(rng, "LSTM", dtype, direction, lengths=[2, 4, 1], extra=clip, name="clip")
+    # lengths beyond seq_length (DirectML: seq_length steps, but no forward OutputSingleTensor), 0 and
+    # seq_length, with every output and initial states; cells cuDNN computes (the cudnn lowering)
+    for op in CELLS:
+        for dtype in dtypes.FLOATS:
+            for direction in DIRECTIONS:
+                extra = {"LinearBeforeReset": True} if op == "GRU" else {}
+                yield recurrent_case(
+                    rng, op, dtype, direction, batch=4, peephole=False, lengths=[6, 2, 0, 4], extra=extra, name="lengths-beyond"
+                )

@@ -14,12 +14,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dml2onnx import dmlapi, dtypes, lowering, ops, runtime, tolerances
+from dml2onnx import choices, dmlapi, dtypes, lowering, ops, runtime, tolerances
+from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.errors import format_path
 from dml2onnx.ops import batch_normalization_grad as bng
 from matrix_batch_normalization_grad import feeds_for, fields_for
 from strategies import SEEDS, shapes
-from support import EPS, assert_matches_reference, every_output, make_desc, refusal, run_cli, tensor
+from support import EPS, assert_matches_reference, every_output, make_desc, mismatches, refusal, run_cli, tensor
 
 GRAD, TRAINING = "BATCH_NORMALIZATION_GRAD", "BATCH_NORMALIZATION_TRAINING_GRAD"
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,9 +77,35 @@ def by_hand(op: str) -> tuple[dict[str, Any], dict[str, np.ndarray], dict[str, n
 @pytest.mark.parametrize("op", [GRAD, TRAINING])
 def test_by_hand_per_channel(op: str) -> None:
     f, feeds, want = by_hand(op)
-    for got in every_target(op, f, feeds):
+    desc = make_desc(op, f)
+    leading = every_output(runtime.create(lowering.lower(desc, "t", variant="leading_first"), "t", "cpu"), desc, feeds)
+    for got in [*every_target(op, f, feeds), leading]:
         for k, v in want.items():
             np.testing.assert_allclose(got[k], v, rtol=1e-6, atol=1e-6, err_msg=k)
+
+
+@pytest.mark.parametrize(
+    ("shape", "sizes", "split"),
+    [
+        ((4, 3, 5, 6), (1, 3, 1, 1), ([0], [2, 3])),  # per channel: N (a row reduction), then H, W
+        ((4, 1, 3, 5, 6), (1, 1, 3, 1, 1), ([0, 1], [3, 4])),  # a size-1 axis joins the leading run
+        ((2, 3, 4, 5), (1, 1, 4, 1), ([0, 1], [3])),
+        ((4, 3, 5, 6), (1, 3, 5, 6), None),  # per activation: axis 0 alone is already a row reduction
+        ((4, 3, 5, 6), (1, 1, 1, 1), None),  # all axes: one run
+        ((1, 3, 5, 6), (1, 3, 1, 1), None),  # N of 1: the sums start at H
+        ((4, 3, 5, 6), (4, 3, 1, 1), None),  # axis 0 kept
+        ((4, 3, 1, 1), (1, 3, 1, 1), None),  # the rest of size 1
+    ],
+)
+def test_leading_first_splits(shape: tuple[int, ...], sizes: tuple[int, ...], split: Any) -> None:
+    """leading_first sums the leading run of reduced axes (the CUDA EP's fast row reduction), then
+    the other reduced axes, where both hold more than one element."""
+    desc = make_desc(TRAINING, fields_for(F32, shape, sizes))
+    assert bng.split_axes(desc) == split
+    assert ("leading_first" in choices.available(desc, DEFAULT_OPSET)) == (split is not None)
+    if split is not None:
+        reduced = [n for n in lowering.lower(desc, "t", variant="leading_first").graph.node if n.op_type == "ReduceSum"]
+        assert len(reduced) == 4  # two sums, two steps each
 
 
 def test_omitted_epsilon_is_dxdispatch_default_zero() -> None:
@@ -233,4 +260,9 @@ def test_matches_reference(
     if bng.length(make_desc(op, fields_for(dtype, shape, sizes, epsilon))) > tolerances.BNG_LENGTH:
         sizes = shape  # nothing reduced instead
     feeds = feeds_for(np.random.default_rng(seed), dtype, shape, sizes, epsilon, batch_statistics=batch_statistics)
-    assert_matches_reference(ep, op, fields_for(dtype, shape, sizes, epsilon), feeds)
+    f = fields_for(dtype, shape, sizes, epsilon)
+    assert_matches_reference(ep, op, f, feeds)
+    desc = make_desc(op, f)
+    if bng.split_axes(desc) is not None:  # the leading_first candidate too
+        got = every_output(runtime.create(lowering.lower(desc, "t", variant="leading_first"), "t", ep), desc, feeds)
+        assert not (bad := mismatches(desc, got, ops.reference_outputs(desc, feeds), ep)), bad

@@ -240,10 +240,45 @@ def test_feature_levels_refuse_3d_tensors_before_4_0() -> None:
 
 def test_float32_applies_only_while_its_sums_stay_exact() -> None:
     short = make_desc(CI, fields([1, 28, 3, 3], [1, 28, 3, 3], [1, 1, 1, 1]))  # K = 252, 252 * 255 * 128 < 2**24
-    assert choices.available(short, DEFAULT_OPSET, "portable") == ("float32", "split")
+    assert choices.available(short, DEFAULT_OPSET, "portable") == ("float32", "split", "integer")
     zero = {"InputZeroPointTensor": tensor("UINT8", [1, 1, 1, 1]), "FilterZeroPointTensor": tensor("INT8", [1, 1, 1, 1])}
     centred = make_desc(CI, fields([1, 29, 3, 3], [1, 29, 3, 3], [1, 1, 1, 1], **zero))  # K = 261 > 258
-    assert choices.available(centred, DEFAULT_OPSET, "portable") == ("split",)
+    assert choices.available(centred, DEFAULT_OPSET, "portable") == ("split", "integer")
+
+
+def test_integer_applies_below_k_2_17() -> None:
+    """ "integer": K * 128 * 128 < 2**31 (the INT8 GEMM's sums) and K * 128 < 2**24 (the FLOAT32
+    window sums) below K = 2**17."""
+    longest = make_desc(CI, fields([1, 511, 256], [1, 511, 256], [1, 1, 1]))  # K = 2**17 - 256
+    assert convolution_integer.applies(longest, "integer", DEFAULT_OPSET)
+    assert not convolution_integer.applies(make_desc(CI, fields([1, 512, 256], [1, 512, 256], [1, 1, 1])), "integer", 17)
+    # one Slice per kernel tap: 256 at most
+    assert convolution_integer.applies(make_desc(CI, fields([1, 1, 16, 16], [1, 1, 16, 16], [1, 1, 1, 1])), "integer", 17)
+    assert not convolution_integer.applies(make_desc(CI, fields([1, 1, 16, 17], [1, 1, 16, 17], [1, 1, 1, 1])), "integer", 17)
+
+
+@pytest.mark.parametrize(
+    ("xt", "wt", "zero", "nodes"),
+    [
+        # INT8 x INT8 without zero points or padding, K = 8, N * positions = 4: the taps, W as rows
+        ("INT8", "INT8", False, ["Transpose", "Reshape", "Slice", "Reshape", "Slice", "Reshape", "Concat", "Reshape", "Reshape"]),
+        ("UINT8", "INT8", True, None),
+    ],
+)
+def test_integer_graph(xt: str, wt: str, zero: bool, nodes: list[str] | None) -> None:
+    """The "integer" graph: one strided Slice per kernel tap of the INT8 input, one MatMulInteger
+    (INT8 x INT8, no zero points passed), and the offsets' corrections only where they are not 0."""
+    f = fields([2, 4, 1, 3], [2, 4, 1, 2], [2, 2, 1, 2], xt=xt, wt=wt)
+    if zero:
+        f |= {"InputZeroPointTensor": tensor(xt, [1, 1, 1, 1]), "FilterZeroPointTensor": tensor(wt, [1, 2, 1, 1])}
+    model = lowering.lower(make_desc(CI, f), "t", variant="integer")
+    ops = [n.op_type for n in model.graph.node]
+    matmul = [n for n in model.graph.node if n.op_type == "MatMulInteger"]
+    assert len(matmul) == 1 and len(matmul[0].input) == 2
+    if nodes is not None:
+        assert ops == [*nodes, "MatMulInteger", "Reshape", "Transpose", "Reshape"], ops
+    else:
+        assert {"Conv", "ReduceSum", "Mul", "Sub"} <= set(ops), ops
 
 
 def test_split_sums_long_kernels_in_chunks() -> None:

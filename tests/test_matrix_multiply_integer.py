@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dml2onnx import dmlapi, lowering
+from dml2onnx import dmlapi, lowering, runtime
 from dml2onnx.desc import parse_operator_desc
 from dml2onnx.errors import ModelError, format_path
 from dml2onnx.ops import matrix_multiply_integer as mmi
@@ -23,6 +23,11 @@ SETTINGS = settings(max_examples=40, deadline=None, suppress_health_check=[Healt
 live = pytest.mark.skipif(dmlapi.missing() is not None, reason="DirectML's API under Wine is not set up (make dml-setup)")
 A = np.array([[1, -2, 3], [4, 5, -6]], np.int8)
 B = np.array([[7, 8], [9, 10], [11, 12]], np.uint8)
+SUMS = ("float32_chunks", "integer")  # the candidates that compute the sum (choices.py; "native" is DirectML's)
+
+
+def run_variant(desc: Any, feeds: dict[str, np.ndarray], variant: str, ep: str = "cpu") -> np.ndarray:
+    return runtime.create(lowering.lower(desc, "test", variant=variant), "test", ep).run(feeds)
 
 
 def integer_fields(a: str = "INT8", b: str = "UINT8", zero: bool = True, batch: tuple[int, ...] = ()) -> dict[str, Any]:
@@ -75,8 +80,9 @@ def test_integer_by_hand() -> None:
     np.testing.assert_array_equal(plain, A.astype(np.int32) @ B.astype(np.int32))
 
 
+@pytest.mark.parametrize("variant", SUMS)
 @pytest.mark.parametrize("k", [256, 257, 1100])
-def test_long_sums_are_exact(k: int) -> None:
+def test_long_sums_are_exact(k: int, variant: str) -> None:
     """K beyond one FLOAT32-exact chunk: |x - zero point| = 255 everywhere, sums past 2**24."""
     fields = {
         "ATensor": tensor("INT8", (1, k)),
@@ -86,15 +92,69 @@ def test_long_sums_are_exact(k: int) -> None:
     }
     feeds = {"ATensor": np.full((1, k), 127, np.int8), "AZeroPointTensor": np.array([-128], np.int8)}
     feeds["BTensor"] = np.full((k, 1), 255, np.uint8)
-    assert run_lowered(make_desc(INTEGER, fields), feeds)[0, 0] == 255 * 255 * k
+    assert run_variant(make_desc(INTEGER, fields), feeds, variant)[0, 0] == 255 * 255 * k
 
 
-def test_integer_sum_wraps() -> None:
+@pytest.mark.parametrize("variant", SUMS)
+def test_integer_sum_wraps(variant: str) -> None:
     """33100 products of 255 * 255 wrap in INT32, as DirectML computes (-2142639796)."""
     k = 33100
     fields = {"ATensor": tensor("UINT8", (1, k)), "BTensor": tensor("UINT8", (k, 1)), "OutputTensor": tensor("INT32", (1, 1))}
     feeds = {"ATensor": np.full((1, k), 255, np.uint8), "BTensor": np.full((k, 1), 255, np.uint8)}
-    assert run_lowered(make_desc(INTEGER, fields), feeds)[0, 0] == -2142639796
+    assert run_variant(make_desc(INTEGER, fields), feeds, variant)[0, 0] == -2142639796
+
+
+def test_int8_product_at_its_longest_k() -> None:
+    """ "integer" up to K = 2**17 - 1: (-128) * (-128) 131071 times is 2147467264, the largest P
+    (below 2**31); with zero points making every product -255 * 255 the sum wraps, as DirectML's.
+    From K = 2**17 it does not apply."""
+    k = 2**17 - 1
+    fields = {"ATensor": tensor("INT8", (1, k)), "BTensor": tensor("INT8", (k, 1)), "OutputTensor": tensor("INT32", (1, 1))}
+    feeds = {"ATensor": np.full((1, k), -128, np.int8), "BTensor": np.full((k, 1), -128, np.int8)}
+    assert run_variant(make_desc(INTEGER, fields), feeds, "integer")[0, 0] == 128 * 128 * k
+    zeros = {"AZeroPointTensor": tensor("INT8", (1, 1)), "BZeroPointTensor": tensor("UINT8", (1, 1))}
+    fields |= zeros | {"BTensor": tensor("UINT8", (k, 1))}
+    feeds = {
+        "ATensor": feeds["ATensor"],
+        "AZeroPointTensor": np.full((1, 1), 127, np.int8),
+        "BTensor": np.full((k, 1), 255, np.uint8),
+        "BZeroPointTensor": np.zeros((1, 1), np.uint8),
+    }
+    want = (-255 * 255 * k + 2**31) % 2**32 - 2**31
+    assert run_variant(make_desc(INTEGER, fields), feeds, "integer")[0, 0] == want
+    longer = make_desc(INTEGER, fields | {"ATensor": tensor("INT8", (1, k + 1)), "BTensor": tensor("UINT8", (k + 1, 1))})
+    assert not mmi.applies(longer, "integer", 17) and mmi.applies(make_desc(INTEGER, fields), "integer", 17)
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "zero", "k", "n", "nodes"),
+    [
+        ("INT8", "INT8", False, 8, 4, ["MatMulInteger"]),  # the CUDA EP's own pairing: nothing else
+        ("INT8", "INT8", False, 3, 2, ["Cast", "Pad", "Cast", "Cast", "Pad", "Cast", "MatMulInteger", "Slice"]),
+        ("UINT8", "INT8", False, 8, 4, ["Cast", "Sub", "Cast", "Cast", "ReduceSum", "Cast", "MatMulInteger", "Mul", "Sub"]),
+    ],
+)
+def test_int8_product_nodes(a: str, b: str, zero: bool, k: int, n: int, nodes: list[str]) -> None:
+    """The "integer" graph: K and N padded to multiples of 4 only where they are not, B's column
+    sums only where A's offset is not 0 (UINT8: -128), no zero point passed to MatMulInteger."""
+    fields = {"ATensor": tensor(a, (2, k)), "BTensor": tensor(b, (k, n)), "OutputTensor": tensor("INT32", (2, n))}
+    model = lowering.lower(make_desc(INTEGER, fields), "t", variant="integer")
+    assert [node.op_type for node in model.graph.node] == nodes
+    matmul = next(node for node in model.graph.node if node.op_type == "MatMulInteger")
+    assert len(matmul.input) == 2
+
+
+def test_int8_product_keeps_its_scale_order() -> None:
+    """QUANTIZED_LINEAR's "integer" graph holds a Reshape between MatMulInteger and the Cast:
+    ONNX Runtime would otherwise fuse MatMulInteger -> Cast -> Mul into MatMulIntegerToFloat on the
+    CPU EP, whose scale product misses DirectML's ties (the matrix's ties case: 12 of 4096)."""
+    fields = quantized_fields()
+    for name in ("AZeroPointTensor", "BZeroPointTensor"):
+        del fields[name]
+    fields["BTensor"] = tensor("INT8", (3, 4))
+    fields["OutputTensor"] = tensor("INT8", (2, 4))
+    nodes = [node.op_type for node in lowering.lower(make_desc(QUANTIZED, fields), "t", variant="integer").graph.node]
+    assert nodes[nodes.index("MatMulInteger") + 1] == "Reshape", nodes
 
 
 def test_quantized_rounds_then_adds_the_zero_point() -> None:
@@ -219,9 +279,14 @@ def test_dml_target_emits_the_native_nodes() -> None:
 
 @pytest.mark.parametrize("op", [INTEGER, QUANTIZED, TO_FLOAT])
 def test_portable_graph_nodes(op: str) -> None:
+    """float32_chunks: FLOAT32 MatMuls only; the default (choose) takes MatMulInteger where
+    `integer` applies (MATRIX_MULTIPLY_INTEGER_TO_FLOAT sums in FLOAT32: it has no `integer`)."""
     fields = {INTEGER: integer_fields(), QUANTIZED: quantized_fields(), TO_FLOAT: to_float_fields()}[op]
-    nodes = {n.op_type for n in lowering.lower(make_desc(op, fields), "t").graph.node}
-    assert not nodes & {"MatMulInteger", "QLinearMatMul", "ReduceSum"}, nodes
+    desc = make_desc(op, fields)
+    chunks = {n.op_type for n in lowering.lower(desc, "t", variant="float32_chunks").graph.node}
+    assert not chunks & {"MatMulInteger", "QLinearMatMul", "ReduceSum"}, chunks
+    default = {n.op_type for n in lowering.lower(desc, "t").graph.node}
+    assert ("MatMulInteger" in default) == (op != TO_FLOAT) and "QLinearMatMul" not in default, default
 
 
 # -- DirectML's own results ---------------------------------------------------------------------------
@@ -320,7 +385,9 @@ def test_integer_properties(ep: str, seed: int, rank: int, k: int, per: bool, da
     op = data.draw(st.sampled_from([INTEGER, QUANTIZED]))
     out = "INT32" if op == INTEGER else data.draw(st.sampled_from(["INT8", "UINT8"]))
     fields, feeds = _random_case(op, seed, rank, k, per, (*types, out))
-    assert_matches_reference(ep, op, fields, feeds)
+    desc = make_desc(op, fields)
+    variant = data.draw(st.sampled_from(SUMS))
+    np.testing.assert_array_equal(run_variant(desc, feeds, variant, ep), mmi.reference(desc, feeds))
 
 
 @EPS

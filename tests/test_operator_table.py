@@ -241,6 +241,7 @@ def test_ops_json_lists_every_operator() -> None:
     assert add["supported"] and {"Add", "Cast"} <= set(add["onnx_ops"])  # 8/16-bit integers: in INT32, then wrapped
     assert {e["name"] for e in listed if e["supported"]} == {f"DML_OPERATOR_{n}" for n in schema.OPERATORS}
     assert by_name["DML_OPERATOR_ACTIVATION_SIGMOID"]["onnx_ops"] == ["Cast", "Sigmoid"]
+    assert by_name["DML_OPERATOR_QUANTIZE"]["data_types"]["OutputTensor"] == ["INT8", "UINT8", "UINT4", "INT4"]  # 4-bit: lowered
 
 
 def test_ops_feature_level() -> None:

@@ -14,15 +14,15 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_slice import every_variant
 
-from dml2onnx import dmlapi, lowering, ops
+from dml2onnx import choices, dml_ep, dmlapi, lowering, ops, runtime
+from dml2onnx.builder import DEFAULT_OPSET
 from dml2onnx.errors import format_path
 from dml2onnx.ops import pooling_grad
 from dml2onnx.ops.pooling import Window, counts
 from dml2onnx.tolerances import POOLING_MAGNITUDE
 from strategies import SEEDS
-from support import assert_matches_reference, make_desc, refusal, run_cli, tensor
+from support import every_output, make_desc, mismatches, refusal, run_cli, tensor
 
 ROOT = Path(__file__).resolve().parent.parent
 AVG, MAX = "AVERAGE_POOLING_GRAD", "MAX_POOLING_GRAD"
@@ -47,6 +47,24 @@ def max_fields(
     return fields | {"InputTensor": tensor(dtype, x), "Dilations": dilations or [1] * len(window[0])}
 
 
+def every_variant(op: str, fields: dict[str, Any], feeds: dict[str, np.ndarray]) -> np.ndarray:
+    """The reference, after checking that every candidate, built for each target it is offered on
+    (scatter: `cuda` and `cpu`; the others every target), gives its bytes on the CPU EP (and
+    passes the static DirectML EP check on `portable` and `dml`)."""
+    desc = make_desc(op, fields)
+    want = pooling_grad.reference(desc, feeds)
+    for variant in choices.available(desc, DEFAULT_OPSET):
+        for target in choices.only_on(op).get(variant, ("portable", "cpu", "dml")):
+            model = lowering.lower(desc, "t", target=target, variant=variant)
+            if target in ("portable", "dml"):
+                assert dml_ep.check(model) == [], (target, variant)
+            if target == "dml":
+                continue
+            got = runtime.create(model, "t", "cpu").run(feeds)
+            assert got.dtype == want.dtype and got.tobytes() == want.tobytes(), (target, variant, got, want)
+    return want
+
+
 def row(op: str, fields: dict[str, Any], g: Any, x: Any = None, exact: bool = True) -> list[float]:
     """The reference's output, flattened, after checking every variant's graph: bit for bit, or
     (`exact` False: sums of fractions) within the tolerance."""
@@ -55,8 +73,18 @@ def row(op: str, fields: dict[str, Any], g: Any, x: Any = None, exact: bool = Tr
         feeds["InputTensor"] = np.asarray(x, np.float32).reshape(fields["InputTensor"]["Sizes"])
     if exact:
         return every_variant(op, fields, feeds).ravel().tolist()
-    assert_matches_reference("cpu", op, fields, feeds)
+    every_candidate_matches(op, fields, feeds)
     return pooling_grad.reference(make_desc(op, fields), feeds).ravel().tolist()
+
+
+def every_candidate_matches(op: str, fields: dict[str, Any], feeds: dict[str, np.ndarray]) -> None:
+    """Each candidate's graph (built for its tests' target) on the CPU EP within the tolerance."""
+    desc = make_desc(op, fields)
+    want = ops.reference_outputs(desc, feeds)
+    for variant in choices.available(desc, DEFAULT_OPSET):
+        model = lowering.lower(desc, "t", target=choices.target_of(op, variant), variant=variant)
+        got = every_output(runtime.create(model, "t", "cpu"), desc, feeds)
+        assert not (bad := mismatches(desc, got, want, "cpu")), (variant, bad)
 
 
 # -- the pages' examples, DxDispatch's model ------------------------------------------------------
@@ -244,9 +272,11 @@ def test_directml_refuses_what_is_refused() -> None:
 
 
 def test_nodes() -> None:
-    types = [n.op_type for n in lowering.lower(make_desc(AVG, A), "t", target="portable").graph.node]
+    types = [n.op_type for n in lowering.lower(make_desc(AVG, A), "t", target="portable", variant="taps").graph.node]
     # the divisors, then per axis the strided spread (Reshape, Pad, Reshape, Slice) and two taps
     assert types.count("Div") == 1 and types.count("Sum") == 2 and "ConvTranspose" not in types and "Mul" not in types
+    # the default on portable: conv_transpose (AVERAGE), taps (MAX: scatter is cuda and cpu only)
+    assert "ConvTranspose" in [n.op_type for n in lowering.lower(make_desc(AVG, A), "t").graph.node]
     types = [
         n.op_type
         for n in lowering.lower(make_desc(MAX, M | {"InputGradientTensor": tensor("FLOAT32", [1, 2, 2, 2])}), "t").graph.node
@@ -254,6 +284,38 @@ def test_nodes() -> None:
     assert (
         types.count("Slice") >= 4 and types.count("Min") == 1 and "ConvTranspose" not in types and "ScatterElements" not in types
     )
+
+
+def _types(op: str, fields: dict[str, Any], variant: str) -> list[str]:
+    target = choices.target_of(op, variant)
+    return [n.op_type for n in lowering.lower(make_desc(op, fields), "t", target=target, variant=variant).graph.node]
+
+
+def test_candidates_nodes() -> None:
+    """The ResNet-50 stem's 3x3 stride-2 window (benchmarks/suite.py's rows): conv_transpose is one
+    ConvTranspose (symmetric pads and output_padding: no crop), scatter one Gather of every window
+    element, ArgMax and ScatterElements; scatter only for MAX and only on `cuda` and `cpu`."""
+    g, x, window = [2, 3, 4, 4], [2, 3, 8, 8], ([2, 2], [3, 3], [1, 1], [1, 1])
+    assert _types(AVG, avg_fields(g, x, *window), "conv_transpose") == ["Div", "Reshape", "ConvTranspose", "Reshape"]
+    conv = next(
+        n
+        for n in lowering.lower(make_desc(AVG, avg_fields(g, x, *window)), "t", variant="conv_transpose").graph.node
+        if n.op_type == "ConvTranspose"
+    )
+    attrs = {a.name: list(a.ints) for a in conv.attribute}
+    assert attrs == {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]}
+    assert _types(MAX, max_fields(g, x, *window), "scatter") == [
+        *("GreaterOrEqual", "Where", "Pad", "Reshape", "Add", "Gather", "ArgMax", "Gather", "Add"),
+        *("Reshape", "Reshape", "ConstantOfShape", "ScatterElements", "Reshape"),
+    ]
+    # windows entirely in padding: their gradients masked to 0, added to element 0
+    assert _types(MAX, max_fields([1, 2, 2, 1], [1, 2, 2, 2], [2, 2], [2, 2], [2, 0], [0, 0]), "scatter").count("Where") == 3
+    # padding as large as the window: cropped by a Slice, zeros past the windows by a Pad
+    crop = _types(AVG, avg_fields([1, 1, 1, 5], [1, 1, 1, 4], [1, 1], [1, 3], [0, 1], [0, 1]), "conv_transpose")
+    assert crop[-1] == "Slice" and "Pad" not in crop
+    assert choices.available(make_desc(MAX, max_fields(g, x, *window)), DEFAULT_OPSET, "portable") == ("taps",)
+    assert choices.available(make_desc(MAX, max_fields(g, x, *window)), 15, "cuda") == ("taps",)  # reduction: opset 16
+    assert choices.available(make_desc(AVG, avg_fields(g, x, *window)), DEFAULT_OPSET, "dml") == ("taps", "conv_transpose")
 
 
 # -- properties ---------------------------------------------------------------------------------------------
@@ -338,4 +400,4 @@ def test_max_follows_max_pooling2s_indices(fields: dict[str, Any], seed: int) ->
 @given(st.sampled_from([AVG, MAX]).flatmap(lambda op: st.tuples(st.just(op), geometries(op))), SEEDS)
 def test_graph_matches_reference(case: tuple[str, dict[str, Any]], seed: int) -> None:
     op, fields = case
-    assert_matches_reference("cpu", op, fields, _feeds(fields, seed))
+    every_candidate_matches(op, fields, _feeds(fields, seed))

@@ -8,6 +8,7 @@ DynamicQuantizeLinear); properties over random shapes and blockings. The matrix
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dml2onnx import dmlapi, lowering, ops
+from dml2onnx import dmlapi, dtypes, lowering, ops
+from dml2onnx import tensor as tensor_mod
 from dml2onnx.desc import parse_operator_desc
 from dml2onnx.errors import format_path
 from dml2onnx.ops import quantize
@@ -300,9 +302,168 @@ def test_dynamic_refusals(change: dict[str, Any], path: str, message: str) -> No
         _refused_by_directml(DYN, fields)
 
 
-def test_int4_is_refused_at_its_data_type() -> None:
-    e = refusal(Q, qfields(Q, "FLOAT32", "INT8", [2, 8], [2, 2]) | {"OutputTensor": tensor("INT4", [2, 8])})
-    assert format_path(e.path) == "desc.OutputTensor.DataType"
+# -- INT4 and UINT4 ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ints", "zero_point", "output"),
+    [
+        ("INT4", None, [-8, -8, -1, 0, 0, 1, 2, 7, 7, -8]),  # SCALE alone: 0
+        ("UINT4", None, [0, 0, 7, 8, 8, 9, 10, 15, 15, 0]),  # SCALE alone: 8, the middle (UINT8's 128)
+        ("INT4", 3, [-8, -6, 2, 3, 3, 4, 5, 7, 7, -8]),  # NaN gives the minimum whatever the zero point
+        ("UINT4", 3, [0, 0, 2, 3, 3, 4, 5, 11, 15, 0]),
+    ],
+)
+def test_four_bit_quantize_saturates(ints: str, zero_point: int | None, output: list[int]) -> None:
+    x = np.array([-100, -9, -1, -0.5, 0.5, 1, 2.5, 7.5, 20, np.nan], np.float32)
+    zero = None if zero_point is None else np.array([zero_point], np.int8 if ints == "INT4" else np.uint8)
+    fields = qfields(Q, "FLOAT32", ints, [10], [1], zero_point is not None)
+    got = every_engine(Q, fields, feeds(x, np.ones(1, np.float32), zero))["OutputTensor"]
+    assert got.dtype == (np.int8 if ints == "INT4" else np.uint8) and got.tolist() == output
+
+
+@pytest.mark.parametrize(("ints", "codes"), [("INT4", np.arange(-8, 8, dtype=np.int8)), ("UINT4", np.arange(16, dtype=np.uint8))])
+def test_four_bit_dequantize(ints: str, codes: np.ndarray) -> None:
+    """Every code; SCALE alone implies 0 (INT4) and 8 (UINT4); blocked scales with 4-bit zero points."""
+    got = every_engine(DQ, qfields(DQ, "FLOAT32", ints, [16], [1]), feeds(codes, np.full(1, 0.5, np.float32)))
+    assert got["OutputTensor"].tolist() == [v / 2 for v in range(-8, 8)]
+    z = np.array([[0, 1], [2, 3]], codes.dtype)
+    s = np.array([[1, 2], [3, 4]], np.float16)
+    got = every_engine(DQ, qfields(DQ, "FLOAT16", ints, [2, 8], [2, 2], True), feeds(codes.reshape(2, 8), s, z))
+    want = (codes.reshape(2, 8).astype(np.float32) - quantize.blocks(z, (2, 8))) * quantize.blocks(s, (2, 8))
+    assert got["OutputTensor"].tolist() == want.tolist()
+
+
+def test_four_bit_sizes_and_packing() -> None:
+    """Two elements a byte, element 2k in the low nibble; DMLCalcBufferTensorSize's minimum is the
+    bytes up to the furthest element's nibble, rounded up to 4; strides count elements (nibbles)."""
+    t = tensor_mod.TensorDesc(dtypes.INT4, (9,))
+    assert (t.min_size_in_bytes, t.buffer_elements) == (8, 16)
+    assert tensor_mod.TensorDesc(dtypes.UINT4, (8,)).min_size_in_bytes == 4
+    assert tensor_mod.TensorDesc(dtypes.INT4, (3,), (5,)).min_size_in_bytes == 8  # nibble 10: byte 5
+    assert tensor_mod.pack(np.array([-4, -2, -2, 0, 0], np.int8), dtypes.INT4) == bytes([0xEC, 0x0E, 0x00])
+    assert tensor_mod.pack(np.array([1], np.uint8), dtypes.UINT4, bytes([0xCD])) == bytes([0xC1])  # the odd nibble kept
+    assert tensor_mod.unpack(bytes([0xEC, 0x0E, 0x8F]), 6, dtypes.INT4).tolist() == [-4, -2, -2, 0, -1, -8]
+    assert tensor_mod.unpack(bytes([0xEC, 0x0E, 0x8F]), 5, dtypes.UINT4).tolist() == [12, 14, 14, 0, 15]
+    buf = bytearray([0xCD] * 8)
+    tensor_mod.write(buf, 0, tensor_mod.TensorDesc(dtypes.INT4, (3,), (5,)), np.array([1, 2, 3], np.int8))
+    assert buf.hex() == "c1cd2dcdcdc3cdcd"  # what DirectML wrote (test_four_bit_buffers_as_directml_writes_them)
+    assert tensor_mod.read(buf, 0, tensor_mod.TensorDesc(dtypes.INT4, (3,), (5,))).tolist() == [1, 2, 3]
+
+
+@live
+def test_four_bit_buffers_as_directml_writes_them() -> None:
+    """DirectML's raw output bytes (the buffer filled with 0xCD first): element 2k in the low
+    nibble, the unused high nibble of an odd count's last byte left as it was, strides in elements;
+    a TotalTensorSizeInBytes below the rounded-up bytes is refused."""
+    fields = qfields(Q, "FLOAT32", "INT4", [5], [1])
+    x = np.array([-3.5, -2.5, -1.5, -0.5, 0.5], np.float32)
+    assert dmlapi.execute(make_desc(Q, fields), feeds(x, np.ones(1, np.float32))).raw["OutputTensor"].hex() == "ec0ec0cd"
+    fields = qfields(Q, "FLOAT32", "INT4", [3], [1]) | {"OutputTensor": tensor("INT4", [3]) | {"Strides": [5]}}
+    got = dmlapi.execute(make_desc(Q, fields), feeds(np.array([1, 2, 3], np.float32), np.ones(1, np.float32)))
+    assert got.raw["OutputTensor"].hex() == "c1cd2dcdcdc3cdcd"
+    desc = make_desc(Q, qfields(Q, "FLOAT32", "INT4", [9], [1]))
+    desc.values["OutputTensor"] = dataclasses.replace(desc.tensor("OutputTensor"), total_size_in_bytes=4)
+    with pytest.raises(dmlapi.DmlApiError):
+        dmlapi.execute(desc, feeds(np.zeros(9, np.float32), np.ones(1, np.float32)))
+    fields = qfields(Q, "FLOAT32", "INT4", [9], [1]) | {"OutputTensor": tensor("INT4", [9]) | {"TotalTensorSizeInBytes": 4}}
+    assert "needs 8" in str(refusal(Q, fields))
+
+
+def test_four_bit_zero_point_type() -> None:
+    fields = qfields(Q, "FLOAT32", "INT4", [2, 8], [2, 2], True)
+    fields["QuantizationTensors"][1] = tensor("INT8", [2, 2])
+    assert format_path(refusal(Q, fields).path) == "desc.QuantizationTensors[1].DataType"
+    if dmlapi.missing() is None:
+        _refused_by_directml(Q, fields)
+
+
+def test_four_bit_resources(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """INT4/UINT4 buffers (dml2onnx's: packed, values one per element in lists, constants, sequences
+    wrapping in 4 bits, print and .npy; raw files packed), and a UINT8 buffer of packed bytes bound to
+    an INT4 tensor, as DxDispatch would need it."""
+    monkeypatch.chdir(tmp_path)
+    one = {"initialValuesDataType": "FLOAT32", "initialValues": [1]}
+    model = {
+        "resources": {
+            "codes": {"initialValuesDataType": "INT4", "initialValues": {"valueCount": 5, "valueStart": 5, "valueDelta": 1}},
+            "bytes": {"initialValuesDataType": "UINT8", "initialValues": [0x21, 0xF3]},  # 1, 2, 3, -1
+            "one": one,
+            "a": {"initialValuesDataType": "FLOAT32", "initialValues": {"valueCount": 5, "value": 0}},
+            "b": {"initialValuesDataType": "FLOAT32", "initialValues": {"valueCount": 4, "value": 0}},
+            "q": {"initialValuesDataType": "UINT4", "initialValues": [15, 15, 15]},
+            "npy": {"initialValuesDataType": "INT4", "initialValues": {"sourcePath": "codes.npy"}},  # int8, packed
+        },
+        "dispatchables": {
+            "dq5": {"type": "DML_OPERATOR_DEQUANTIZE", "desc": qfields(DQ, "FLOAT32", "INT4", [5], [1])},
+            "dq4": {"type": "DML_OPERATOR_DEQUANTIZE", "desc": qfields(DQ, "FLOAT32", "INT4", [4], [1])},
+            "q3": {"type": "DML_OPERATOR_QUANTIZE", "desc": qfields(Q, "FLOAT32", "UINT4", [1], [1])},
+        },
+        "commands": [
+            {
+                "type": "dispatch",
+                "dispatchable": "dq5",
+                "bindings": {"InputTensor": "codes", "QuantizationTensors": ["one"], "OutputTensor": "a"},
+            },
+            {
+                "type": "dispatch",
+                "dispatchable": "dq4",
+                "bindings": {"InputTensor": "bytes", "QuantizationTensors": ["one"], "OutputTensor": "b"},
+            },
+            {
+                "type": "dispatch",
+                "dispatchable": "q3",
+                "bindings": {
+                    "InputTensor": "one",
+                    "QuantizationTensors": ["one"],
+                    "OutputTensor": {"name": "q", "elementOffset": 0, "elementSizeInBytes": 1},
+                },
+            },
+            {"type": "print", "resource": "codes"},
+            {"type": "print", "resource": "a"},
+            {"type": "print", "resource": "b"},
+            {"type": "print", "resource": "q"},
+            {"type": "print", "resource": "npy"},
+            {"type": "writeFile", "resource": "q", "targetPath": "q.npy"},
+            {"type": "writeFile", "resource": "q", "targetPath": "q.bin"},
+        ],
+    }
+    np.save(tmp_path / "codes.npy", np.array([-8, 7, 3], np.int8))
+    status, out, err = run_cli("run", write_model(tmp_path, model))
+    assert status == 0, err
+    assert out.splitlines() == [
+        "Resource 'codes': 5, 6, 7, -8, -7",  # the values given (3 bytes), wrapping in 4 bits
+        "Resource 'a': 5, 6, 7, -8, -7",
+        "Resource 'b': 1, 2, 3, -1",
+        "Resource 'q': 9, 15, 15",  # 1 / 1 + 8; the other nibbles kept
+        "Resource 'npy': -8, 7, 3, 0",  # a file's: every nibble of its bytes
+    ]
+    assert np.load(tmp_path / "q.npy").tolist() == [9, 15, 15, 0, 0, 0, 0, 0] and np.load(tmp_path / "q.npy").dtype == np.uint8
+    assert (tmp_path / "q.bin").read_bytes() == bytes([0xF9, 0x0F, 0, 0])
+
+
+@pytest.mark.parametrize(("data_type", "values"), [("INT4", [7, 8]), ("UINT4", [-1]), ("UINT4", [16])])
+def test_four_bit_values_out_of_range(tmp_path: Path, data_type: str, values: list[int]) -> None:
+    model = {
+        "resources": {"r": {"initialValuesDataType": data_type, "initialValues": values}},
+        "dispatchables": {},
+        "commands": [],
+    }
+    status, _, err = run_cli("run", write_model(tmp_path, model))
+    assert status == 2 and err.count("\n") == 1
+    assert f"resources.r.initialValues[{len(values) - 1}]" in err and data_type in err
+
+
+@pytest.mark.parametrize("engine", ["cpu", pytest.param("directml", marks=live)])  # the DirectML EP: make test-dml
+def test_four_bit_model_runs(engine: str) -> None:
+    status, out, err = run_cli("run", str(ROOT / "models" / "quantize_4bit.json"), "--ep", engine)
+    assert status == 0, err
+    assert out.splitlines() == [
+        "Resource 'q_int4': -8, -2, -2, 0, 0, 2, 7, 0",
+        "Resource 'q_uint4': 0, 6, 6, 8, 8, 10, 15, 0",
+        "Resource 'dq': -8, -2, -2, 0, 0, 2, 7",
+        "Resource 'blocked': -8, -7, -4, -2, 9, 12, 0, 16",
+    ]
 
 
 def test_feature_level() -> None:
@@ -361,7 +522,7 @@ def _blocks(draw: Any, shape: tuple[int, ...]) -> list[int]:
     shape=shapes(),
     op=st.sampled_from([Q, DQ]),
     floats=st.sampled_from(["FLOAT32", "FLOAT16"]),
-    ints=st.sampled_from(["INT8", "UINT8"]),
+    ints=st.sampled_from(["INT8", "UINT8", "INT4", "UINT4"]),
     zero_point=st.booleans(),
     data=st.data(),
     seed=SEEDS,
@@ -371,15 +532,11 @@ def test_matches_reference(
 ) -> None:
     s_shape = _blocks(data.draw, shape)
     rng = np.random.default_rng(seed)
-    fnp, inp = np.dtype(floats.lower()), np.dtype(ints.lower())
-    info = np.iinfo(inp)
-    x = (
-        (rng.standard_normal(shape) * 100).astype(fnp)
-        if op == Q
-        else rng.integers(info.min, int(info.max) + 1, shape).astype(inp)
-    )
+    fnp, t = np.dtype(floats.lower()), dtypes.BY_NAME[ints]
+    lo, hi = t.range  # INT4/UINT4: their own, in int8/uint8
+    x = (rng.standard_normal(shape) * 100).astype(fnp) if op == Q else rng.integers(lo, hi + 1, shape).astype(t.numpy)
     scale = rng.choice(np.array([0.5, 0.3, 2, -1, 0.07, 3]), s_shape).astype(fnp)
-    zero = rng.integers(info.min, int(info.max) + 1, s_shape).astype(inp) if zero_point else None
+    zero = rng.integers(lo, hi + 1, s_shape).astype(t.numpy) if zero_point else None
     assert_matches_reference(ep, op, qfields(op, floats, ints, shape, s_shape, zero_point), feeds(x, scale, zero))
 
 

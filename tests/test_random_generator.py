@@ -46,11 +46,11 @@ DIRECTML_SECOND += [2655628691, 1220927897, 241106907, 3022719645, 3579639521]
 
 
 def lowered(desc: Any, variant: str = "uint32_halves") -> Any:
-    """A CPU EP session of a candidate: uint32_halves on the portable target, uint64_bitwise on the
-    dml target at opset 18."""
-    if variant == "uint64_bitwise":
-        return runtime.create(lowering.lower(desc, "t", target="dml", variant=variant, opset=18), "t", "cpu")
-    return runtime.create(lowering.lower(desc, "t", variant=variant), "t", "cpu")
+    """A CPU EP session of a candidate, built for its target (choices.target_of): uint64_bitwise
+    at opset 18 (its BitwiseXor), the others at the default opset."""
+    opset = {"opset": 18} if variant == "uint64_bitwise" else {}
+    target = choices.target_of(OP, variant)
+    return runtime.create(lowering.lower(desc, "t", target=target, variant=variant, **opset), "t", "cpu")
 
 
 def feed(words: list[int], rank: int = 4) -> dict[str, np.ndarray]:
@@ -58,7 +58,7 @@ def feed(words: list[int], rank: int = 4) -> dict[str, np.ndarray]:
 
 
 def both(desc: Any, feeds: dict[str, np.ndarray]) -> list[dict[str, np.ndarray]]:
-    """Every output of both lowered graphs (CPU EP) and of the reference."""
+    """Every output of every candidate's graph (CPU EP) and of the reference."""
     return [*(every_output(lowered(desc, v), desc, feeds) for v in rg.CANDIDATES), ops.reference_outputs(desc, feeds)]
 
 
@@ -214,11 +214,36 @@ def test_portable_graph_has_no_64_bit_or_bitwise_nodes() -> None:
 
 def test_candidates_and_the_choice() -> None:
     desc = make_desc(OP, fields_for([2, 5]))
-    assert choices.available(desc, 17) == ("uint32_halves",)  # BitwiseXor is opset 18
+    assert choices.available(desc, 17) == ("uint32_halves", "byte_tables")  # BitwiseXor is opset 18
     assert choices.available(desc, 18) == rg.CANDIDATES
     assert choices.available(desc, 21, "portable") == ("uint32_halves",)  # the CUDA EP lacks Bitwise*
-    assert choices.choose(desc, "dml", 18) == "uint64_bitwise" and choices.choose(desc, "dml", 17) == "uint32_halves"
-    assert choices.choose(desc, "cpu", 21) == choices.choose(desc, "cuda", 21) == "uint32_halves"
+    assert choices.available(desc, 21, "cuda") == ("uint32_halves", "byte_tables")
+    assert choices.available(desc, 21, "cpu") == choices.available(desc, 21, "dml") == ("uint32_halves", "uint64_bitwise")
+    for target in ("cpu", "dml"):
+        assert choices.choose(desc, target, 18) == "uint64_bitwise" and choices.choose(desc, target, 17) == "uint32_halves"
+    assert choices.target_of(OP, "uint64_bitwise") == "cpu" and choices.target_of(OP, "byte_tables") == "cuda"
+
+
+# the kinds of node byte_tables uses, every one registered by the CUDA EP for the types it takes
+CUDA_NODES = {"Add", "Mul", "Div", "Cast", "Gather", "GatherElements", "ReduceSum", "Range", "Concat", "Split", "Slice"}
+CUDA_NODES |= {"Reshape", "Transpose", "Unsqueeze"}
+
+
+def test_byte_tables_graph_is_the_cuda_eps() -> None:
+    """18 nodes a round, every one of a kind and type the CUDA EP registers; the sums in FLOAT64
+    (its integer ReduceSum computes in FLOAT32)."""
+    model = onnx.shape_inference.infer_shapes(
+        lowering.lower(make_desc(OP, fields_for([2, 3])), "t", target="cuda", variant="byte_tables")
+    )
+    types = {v.name: v.type.tensor_type.elem_type for v in model.graph.value_info} | {
+        i.name: i.data_type for i in model.graph.initializer
+    }
+    kinds = {n.op_type for n in model.graph.node}
+    assert kinds <= CUDA_NODES, kinds - CUDA_NODES
+    assert len(model.graph.node) <= 240 and sum(n.op_type == "GatherElements" for n in model.graph.node) == rg.ROUNDS
+    assert {types[n.input[0]] for n in model.graph.node if n.op_type == "ReduceSum"} == {onnx.TensorProto.DOUBLE}
+    arithmetic = {types[n.input[0]] for n in model.graph.node if n.op_type in ("Add", "Mul", "Div")}
+    assert arithmetic <= {onnx.TensorProto.UINT32, onnx.TensorProto.UINT64, onnx.TensorProto.INT32, onnx.TensorProto.DOUBLE}
 
 
 @live
@@ -233,13 +258,14 @@ def test_model_on_the_directml_ep(args: list[str]) -> None:
     assert printed(outs[0][1])["bits1"] == DIRECTML_FIRST
 
 
+@pytest.mark.parametrize("variant", ["uint32_halves", "byte_tables"])
 @pytest.mark.parametrize("opset", [13, 18, 21])
-def test_every_opset(opset: int) -> None:
-    """Split takes num_outputs from opset 18 on; the graph is the same otherwise."""
+def test_every_opset(opset: int, variant: str) -> None:
+    """Split takes num_outputs from opset 18 on; the graphs are the same otherwise."""
     desc = make_desc(OP, fields_for([2, 5]))
-    session = runtime.create(lowering.lower(desc, "t", opset=opset), "t", "cpu")
+    model = lowering.lower(desc, "t", opset=opset, target=choices.target_of(OP, variant), variant=variant)
     start = feed([0, 0, 0, 0, *KEY])
-    assert every_output(session, desc, start)["OutputTensor"].ravel().tolist() == DIRECTML_FIRST
+    assert every_output(runtime.create(model, "t", "cpu"), desc, start)["OutputTensor"].ravel().tolist() == DIRECTML_FIRST
 
 
 WORDS = st.one_of(st.sampled_from([0, 1, 0xFFFFFFFE, 0xFFFFFFFF]), st.integers(0, 2**32 - 1))

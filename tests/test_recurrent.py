@@ -1,8 +1,10 @@
 """DML_OPERATOR_RNN, LSTM and GRU: values by hand (the pages have no example: models/recurrent.json),
 DxDispatch's dml_rnn, what DirectML's API computes where the pages are silent or wrong (a batch
-entry of length 0 in the forward direction, the output gate's peephole on C_t, CELU refused in GRU
-and LSTM), every candidate lowering (the ONNX node of the dml target run on the CPU EP where its
-kernels agree), refusals at their JSON paths, and properties against the numpy reference."""
+entry of length 0 in the forward direction, lengths beyond seq_length, the output gate's peephole
+on C_t, CELU refused in GRU and LSTM), every candidate lowering (the ONNX node of the dml target
+run on the CPU EP where its kernels agree; the cuda target's cudnn node, the cells it applies to
+and the CUDA EP's fallback rules), refusals at their JSON paths, and properties against the numpy
+reference."""
 
 from __future__ import annotations
 
@@ -156,12 +158,99 @@ def test_directml_settles_length_zero_and_the_peephole() -> None:
 
 @live
 def test_directml_agrees_with_the_reference_on_matrix_cases() -> None:
-    """Every third matrix case through DirectML's API (all 139 agreed when the module was written)."""
+    """Every third matrix case through DirectML's API (all 157 agreed, the lengths-beyond rows included)."""
     try:
         for case in list(cases())[::3]:
             desc = make_desc(case.op, case.fields)
             got = dmlapi.execute(desc, case.inputs).outputs
             assert not (bad := mismatches(desc, got, ops.reference_outputs(desc, case.inputs), "dml")), (case.id, bad)
+    finally:
+        winhost.shutdown()
+
+
+def cumulative(op: str, lengths: list[int]) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    """A bidirectional cell over 3 steps, one unit, IDENTITY activations, that adds: H_t = H_{t-1} +
+    X_t (RNN: W = R = 1; GRU: z = 1/2, r = 1, h = 2 X + H; LSTM: i = f = o = 1, c = X, so C_t =
+    C_{t-1} + X_t and H_t = C_t), X_t = 2^t, H_0 = 1/1024 forward and 1/512 backward (C_0 twice
+    that): each sum says which steps ran."""
+    g, per, b = CELLS[op].gates, CELLS[op].activations, len(lengths)
+    w, r, bias = {
+        "RNN": ([1], [1], [0, 0]),
+        "GRU": ([0, 0, 2], [0, 0, 1], [0.5, 1, 0, 0, 0, 0]),
+        "LSTM": ([0, 0, 0, 1], [0, 0, 0, 0], [1, 1, 1, 0, 0, 0, 0, 0]),
+    }[op]
+    fields = recurrent_case(
+        np.random.default_rng(0),
+        op,
+        F32,
+        "BIDIRECTIONAL",
+        seq=3,
+        batch=b,
+        input_size=1,
+        hidden=1,
+        peephole=False,
+        lengths=lengths,
+        acts=(IDENTITY,) * per,
+    ).fields
+    h0 = np.array([1 / 1024, 1 / 512], np.float32).reshape(1, 2, 1, 1) * np.ones((1, 1, b, 1), np.float32)
+    feeds = {
+        "InputTensor": np.repeat(2.0 ** np.arange(3, dtype=np.float32), b).reshape(1, 3, b, 1),
+        "WeightTensor": np.tile(np.array(w, np.float32).reshape(1, 1, g, 1), (1, 2, 1, 1)),
+        "RecurrenceTensor": np.tile(np.array(r, np.float32).reshape(1, 1, g, 1), (1, 2, 1, 1)),
+        "BiasTensor": np.tile(np.array(bias, np.float32), 2).reshape(1, 1, 2, 2 * g),
+        "HiddenInitTensor": h0,
+        "SequenceLengthsTensor": np.array(lengths, np.uint32).reshape(1, 1, 1, b),
+    }
+    if op == "LSTM":
+        feeds["CellMemInitTensor"] = 2 * h0
+    return fields, feeds
+
+
+def beyond_values(op: str) -> dict[str, np.ndarray]:
+    """`cumulative` with lengths [0, 2, 3, 7] over 3 steps, as DirectML's API computes it: a length
+    of 7 runs the 3 steps in both directions (backward from t = 2; no X is read past the tensor:
+    probed with InputTensor's buffer padded with more powers of 2), but its forward
+    OutputSingleTensor is 0, like a length of 0's; the forward cell state of a length of 0 is step
+    0's (1 + C_0)."""
+    s0 = {"RNN": 1 / 1024, "GRU": 1 / 1024, "LSTM": 2 / 1024}[op]  # the state the sums start from
+    ran = np.array([[0, 1, 1, 1], [0, 1, 1, 1], [0, 0, 1, 1]])  # t < min(length, 3)
+    forward = np.array([[0, 1, 1, 1], [0, 3, 3, 3], [0, 0, 7, 7]]) + s0 * ran
+    backward = np.array([[0, 3, 7, 7], [0, 2, 6, 6], [0, 0, 4, 4]]) + 2 * s0 * ran
+    single = [[0, 3 + s0, 7 + s0, 0], [1 / 512, 3 + 2 * s0, 7 + 2 * s0, 7 + 2 * s0]]
+    values = {
+        "OutputSequenceTensor": np.stack([forward, backward], 1)[..., None],
+        "OutputSingleTensor": np.array(single)[None, ..., None],
+    }
+    if op == "LSTM":
+        values["OutputCellSingleTensor"] = np.array(
+            [[1 + s0, 3 + s0, 7 + s0, 7 + s0], [2 * s0, 3 + 2 * s0, 7 + 2 * s0, 7 + 2 * s0]]
+        )[None, ..., None]
+    return {k: v.astype(np.float32) for k, v in values.items()}
+
+
+@pytest.mark.parametrize("op", sorted(CELLS))
+def test_lengths_beyond_the_sequence_as_directml_computes_them(op: str) -> None:
+    fields, feeds = cumulative(op, [0, 2, 3, 7])
+    desc = make_desc(op, fields)
+    for got in (ops.reference_outputs(desc, feeds), run_case(op, fields, feeds)):
+        for k, v in beyond_values(op).items():
+            np.testing.assert_array_equal(got[k], v, err_msg=k)
+
+
+@live
+def test_directml_settles_lengths_beyond_the_sequence() -> None:
+    """DirectML's API, every cell: the values above, and lengths of 2^31 and 2^32 - 1 read as
+    unsigned (as 7)."""
+    try:
+        for op in sorted(CELLS):
+            fields, feeds = cumulative(op, [0, 2, 3, 7])
+            got = dmlapi.execute(make_desc(op, fields), feeds).outputs
+            for k, v in beyond_values(op).items():
+                np.testing.assert_array_equal(got[k], v, err_msg=f"{op} {k}")
+            fields, feeds = cumulative(op, [0, 2, 3, 2**31, 2**32 - 1])
+            got = dmlapi.execute(make_desc(op, fields), feeds).outputs
+            for k, v in beyond_values(op).items():  # batch entries 3 and 4 as the length of 7
+                np.testing.assert_array_equal(got[k], np.concatenate([v, v[:, :, 3:]], 2), err_msg=f"{op} {k} unsigned")
     finally:
         winhost.shutdown()
 
@@ -193,6 +282,7 @@ def test_candidates() -> None:
     assert choices.available(plain, DEFAULT_OPSET, "portable") == ("unrolled",)
     assert choices.choose(plain, "dml", DEFAULT_OPSET) == "onnx_node"
     assert choices.choose(plain, "portable", DEFAULT_OPSET) == "unrolled"
+    assert choices.choose(plain, "cuda", DEFAULT_OPSET) == "unrolled"  # cuDNN's GRU is LinearBeforeReset's
     softplus = ({"Type": "ACTIVATION_SOFTPLUS", "Steepness": 1.0},) * 2
     odd = make_desc("GRU", recurrent_case(rng, "GRU", F32, "FORWARD", acts=softplus).fields)
     assert choices.choose(odd, "dml", DEFAULT_OPSET) == "unrolled"  # the DirectML EP leaves Steepness unset
@@ -206,14 +296,72 @@ def test_dml_target_emits_one_onnx_node() -> None:
         assert [n.op_type for n in model.graph.node].count(op) == 1
 
 
+def cuda_ep_takes(node: Any) -> bool:
+    """Whether the CUDA EP keeps an ONNX RNN/GRU/LSTM node (else it falls back to the CPU EP):
+    RNNNeedFallbackToCPU in onnxruntime/core/providers/cuda/cuda_execution_provider.cc."""
+    supported = {"LSTM": ["sigmoid", "tanh", "tanh"] * 2, "RNN": ["tanh"] * 2, "GRU": ["sigmoid", "tanh"] * 2}[node.op_type]
+    for a in node.attribute:
+        if a.name in ("activation_alpha", "activation_beta", "clip"):
+            return False
+        if a.name == "activations" and any(s.decode().lower() != supported[i] for i, s in enumerate(a.strings)):
+            return False
+        if (node.op_type, a.name) == ("LSTM", "input_forget") and a.i != 0:
+            return False
+        if (node.op_type, a.name) == ("GRU", "linear_before_reset") and a.i != 1:
+            return False
+    return not (node.op_type == "LSTM" and len(node.input) == 8 and node.input[7])
+
+
+def test_cuda_target_chooses_cudnn_where_it_applies() -> None:
+    """Every matrix case cuDNN computes (the default cells, GRU's LinearBeforeReset, LSTM without
+    peepholes, clip or coupled gates) gets one ONNX node the CUDA EP keeps; the others the
+    unrolled graph. The matrix (tests/test_matrix.py) runs each cudnn graph on the CPU EP (whose
+    kernels stand in for cuDNN's: the same ONNX semantics at lengths 1..seq_length) and the CUDA EP."""
+    chosen = []
+    for case in cases():
+        desc = make_desc(case.op, case.fields)
+        takes = recurrent.cudnn_cell(desc)
+        assert choices.choose(desc, "cuda", DEFAULT_OPSET) == ("cudnn" if takes else "unrolled"), case.id
+        assert choices.choose(desc, "portable", DEFAULT_OPSET) == "unrolled"
+        if takes:
+            chosen.append(case.id)
+            model = lowering.lower(desc, "t", target="cuda")
+            (node,) = [n for n in model.graph.node if n.op_type == case.op]
+            assert node.doc_string == recurrent.CUDNN_DOC and cuda_ep_takes(node), case.id
+    assert len(chosen) == 55
+    assert {c.split("-")[0] for c in chosen} == set(CELLS)
+
+
+@pytest.mark.parametrize(
+    ("op", "change"),
+    [
+        ("RNN", {"ActivationDescs": [{"Type": "ACTIVATION_RELU"}] * 2}),  # cuDNN has it; the CUDA EP refuses it
+        ("GRU", {"LinearBeforeReset": False}),
+        ("GRU", {"ActivationDescs": [{"Type": "ACTIVATION_TANH"}, {"Type": "ACTIVATION_SIGMOID"}] * 2}),
+        ("LSTM", {"UseClipThreshold": True, "ClipThreshold": 1e30}),
+        ("LSTM", {"CoupleInputForget": True}),
+        ("LSTM", {"PeepholeTensor": tensor("FLOAT32", [1, 1, 2, 6])}),
+        ("LSTM", {"ActivationDescs": [{"Type": "ACTIVATION_SIGMOID"}, {"Type": "ACTIVATION_TANH"}] * 3}),
+    ],
+)
+def test_cudnn_refuses_what_cudnn_does_not_compute(op: str, change: dict[str, Any]) -> None:
+    fields = recurrent_case(np.random.default_rng(3), op, F32, "BIDIRECTIONAL", peephole=False).fields
+    fields |= {"LinearBeforeReset": True} if op == "GRU" else {}
+    assert recurrent.cudnn_cell(make_desc(op, fields))
+    assert not recurrent.cudnn_cell(make_desc(op, fields | change))
+
+
 def onnx_node_cases() -> list[Any]:
     """The matrix's FLOAT32 cases the CPU EP's RNN/GRU/LSTM kernels compute as DirectML does: every
-    length at least 1 (a length of 0 is DirectML's own: the kernels differ there), activations the
-    DirectML EP maps."""
+    length from 1 to seq_length (a length of 0 is DirectML's own: the kernels differ there; they
+    refuse one beyond seq_length), activations the DirectML EP maps."""
     out = []
     for case in cases():
         lengths = case.inputs.get("SequenceLengthsTensor")
-        if case.fields["InputTensor"]["DataType"] != "FLOAT32" or (lengths is not None and lengths.min() == 0):
+        seq = case.fields["InputTensor"]["Sizes"][1]
+        if case.fields["InputTensor"]["DataType"] != "FLOAT32" or (
+            lengths is not None and (lengths.min() == 0 or lengths.max() > seq)
+        ):
             continue
         if recurrent.applies(make_desc(case.op, case.fields), "onnx_node", DEFAULT_OPSET):
             out.append(case)
@@ -309,10 +457,11 @@ def test_celu_is_an_rnn_activation() -> None:
     optional=st.booleans(),
     with_lengths=st.booleans(),
     activation=st.sampled_from(sorted(ACTIVATIONS)),
-    flags=st.tuples(st.booleans(), st.booleans(), st.booleans()),
+    cudnn=st.booleans(),
+    flags=st.tuples(st.booleans(), st.booleans(), st.booleans(), st.booleans()),
     seed=SEEDS,
 )
-def test_unrolled_matches_the_reference(
+def test_lowerings_match_the_reference(
     op: str,
     direction: str,
     dtype: dtypes.DataType,
@@ -323,16 +472,22 @@ def test_unrolled_matches_the_reference(
     optional: bool,
     with_lengths: bool,
     activation: str,
-    flags: tuple[bool, bool, bool],
+    cudnn: bool,
+    flags: tuple[bool, bool, bool, bool],
     seed: int,
 ) -> None:
+    """The unrolled graph, and with `cudnn` a cell cuDNN computes, its cudnn graph too; lengths
+    from 0 to seq_length + 2."""
     rng = np.random.default_rng(seed)
-    lengths = [int(v) for v in rng.integers(0, seq + 1, batch)] if with_lengths else None
+    lengths = [int(v) for v in rng.integers(0, seq + 3, batch)] if with_lengths else None
     if activation in recurrent.REFUSED_ACTIVATIONS.get(op, ()):
         activation = "ACTIVATION_TANH"
     acts = ({"Type": activation, **ACTIVATIONS[activation]},) + tuple(
         {"Type": a} for a in ("ACTIVATION_TANH",) * (CELLS[op].activations - 1)
     )
+    if cudnn:
+        acts = tuple({"Type": a} for a in recurrent.CUDNN_ACTIVATIONS[op])
+        flags = (op == "GRU", False, flags[2], False)
     extra: dict[str, Any] = {}
     if op == "GRU":
         extra["LinearBeforeReset"] = flags[0]
@@ -348,10 +503,16 @@ def test_unrolled_matches_the_reference(
         input_size=input_size,
         hidden=hidden,
         optional=optional,
+        peephole=flags[3],
         lengths=lengths,
         acts=acts,
         extra=extra,
     )
     desc = make_desc(op, case.fields)
+    want = ops.reference_outputs(desc, case.inputs)
     got = run_case(op, case.fields, case.inputs)
-    assert not (bad := mismatches(desc, got, ops.reference_outputs(desc, case.inputs), "cpu")), (case.fields, bad)
+    assert not (bad := mismatches(desc, got, want, "cpu")), (case.fields, bad)
+    assert recurrent.cudnn_cell(desc) or not cudnn
+    if cudnn:
+        got = run_case(op, case.fields, case.inputs, target="cuda", variant="cudnn")
+        assert not (bad := mismatches(desc, got, want, "cpu")), ("cudnn", case.fields, bad)

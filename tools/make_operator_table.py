@@ -30,8 +30,6 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 SCHEMA_FACTS = HERE / "directml_schema.json"
 DOC_FACTS = HERE / "directml_docs.txt"
-# DML_TENSOR_DATA_TYPE names that dml2onnx.dtypes does not model (4-bit packed integers).
-PACKED_TYPES = ("UINT4", "INT4")
 
 
 @dataclass
@@ -146,8 +144,8 @@ def _t(level: str, *rows: tuple[str, int, int, str], functions: tuple[str, ...] 
 
 
 def _types(names: str) -> tuple:
-    # 4-bit packed types (PACKED_TYPES) have no dtypes.DataType; PACKED_SUPPORT keeps them by name.
-    return tuple(BY_NAME[n] for n in names.split() if n in BY_NAME)
+    # every name the pages list is a dtypes.DataType (the 4-bit INT4 and UINT4 included)
+    return tuple(BY_NAME[n] for n in names.split())
 
 '''
 
@@ -160,7 +158,6 @@ def render(schema_text: str, docs_text: str) -> str:
     assert set(pages) <= known, f"pages of unknown operators: {sorted(set(pages) - known)}"
     sources = "".join(f"    {part!r},\n" for part in facts["source"].split("; "))
     out = [HEADER, f"# The headers tools/directml_schema.json was extracted from.\nSOURCES = (\n{sources})\n"]
-    out.append(f"PACKED_TYPES = {PACKED_TYPES!r}\n")
     out.append(FUNCTIONS)
     out.append("\n# Every enum an operator field or a tensor desc uses, by short member name.\n")
     out.append("ENUMS: dict[str, dict[str, int]] = {\n")
@@ -177,17 +174,7 @@ def render(schema_text: str, docs_text: str) -> str:
     in_place = [op["name"] for op in ops if op["in_place"]]
     out.append("IN_PLACE: frozenset[str] = frozenset(\n    (\n")
     out += [f"        {n!r},\n" for n in in_place]
-    out.append("    )\n)\n\n# The pages' 4-bit types, which dtypes does not model: {operator: {level: {tensor: types}}}.\n")
-    out.append("PACKED_SUPPORT: dict[str, dict[str, dict[str, tuple[str, ...]]]] = {\n")
-    for name, page in pages.items():
-        packed: dict[str, dict[str, tuple[str, ...]]] = {}
-        for t in page.tables:
-            for n, _, _, types in t.rows:
-                if any(x in PACKED_TYPES for x in types):
-                    packed.setdefault(t.level, {})[n] = tuple(x for x in types if x in PACKED_TYPES)
-        if packed:
-            out.append(f"    {name!r}: {packed!r},\n")
-    out.append("}\n\n# Operators whose pages' tensor support tables are not written down yet.\n")
+    out.append("    )\n)\n\n# Operators whose pages' tensor support tables are not written down yet.\n")
     missing = [op["name"] for op in ops if op["name"] not in pages]
     out.append("MISSING_SUPPORT: frozenset[str] = frozenset(\n    (\n")
     out += [f"        {n!r},\n" for n in missing]

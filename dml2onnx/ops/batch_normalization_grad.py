@@ -43,9 +43,24 @@ Lowering ("reduce_chain", FLOAT32; FLOAT16 cast there and back): Sub, Mul, Reduc
 reduced axes (none where nothing is reduced), Add, Sqrt, Div, and for TRAINING_GRAD the means as
 the sums divided by n. No ONNX node maps onto these operators on the DirectML EP (ONNX Runtime's
 BatchNormalizationGrad is a training kernel outside its registrations): every target takes this
-graph, whose nodes the CPU, CUDA and DirectML EPs all run in FLOAT32."""
+graph, whose nodes the CPU, CUDA and DirectML EPs all run in FLOAT32.
+
+The candidate "leading_first" (every target; `choose` left to the CUDA EP's measurement,
+reduce_chain stays the default) is the same graph with each of its two sums taken in two
+ReduceSums: first over the run of reduced axes from axis 0 (N of a per-channel NCHW sum), then
+over the other reduced axes of that N-times smaller result. The CUDA EP's ReduceSum takes its own
+row-reduction kernel (reduce_matrix_rows: ReduceSum sets fast_reduction_, reduction_ops.cc and
+reduction_functions.cc's get_applicable_matrix_reduction) only where the reduced axes, those of
+size 1 aside, are a leading run; axes (0, 2, 3) of NCHW go to cuDNN's reduce_tensor_kernel (986 us
+of the 1363 on the H200 for 32x256x56x56, benchmarks/results/h200-part4-2026-11-23.md). It applies
+where both runs hold an axis of more than one element (`split_axes`); the sums' order changes,
+which tolerances.batch_normalization_grad's bound allows (any order), and every formula step stays
+as above (the DirectML EP under Wine ran 31 of its 62 matrix cases, every node on it, matching).
+Nodes (TRAINING_GRAD, per channel): Add, Sqrt, Sub, Mul, ReduceSum x4, Div x5, Sub, Mul, Sub, Mul."""
 
 from __future__ import annotations
+
+import itertools
 
 import numpy as np
 
@@ -58,7 +73,7 @@ from . import common
 from .batch_normalization_training import axes, length  # ScaleTensor's axes of size 1: MeanTensor's (same Sizes)
 
 F32 = dtypes.FLOAT32
-CANDIDATES = ("reduce_chain",)  # choices.py
+CANDIDATES = ("reduce_chain", "leading_first")  # choices.py
 ROWS = ("BATCH_NORMALIZATION_GRAD", "BATCH_NORMALIZATION_TRAINING_GRAD")
 INPUTS = ("InputTensor", "InputGradientTensor", "MeanTensor", "VarianceTensor", "ScaleTensor")
 STATISTICS = ("MeanTensor", "VarianceTensor", "ScaleTensor", "OutputScaleGradientTensor", "OutputBiasGradientTensor")
@@ -102,12 +117,40 @@ def in_type(b: GraphBuilder, outputs: dict[str, str], dtype: dtypes.DataType) ->
     return {k: b.cast(v, dtype, f"{k}_to_float16", f"{k} in FLOAT16") for k, v in outputs.items()}
 
 
+def split_axes(desc: OperatorDesc) -> tuple[list[int], list[int]] | None:
+    """leading_first's two ReduceSums: the run of reduced axes from axis 0, then the other reduced
+    axes; None where that is not two reductions of axes of more than one element each (the CUDA
+    EP's fast row reduction takes a leading run alone, reduction_ops.cc; axes of size 1 aside)."""
+    ax, sizes = axes(desc), desc.tensor("InputTensor").sizes
+    lead = list(itertools.takewhile(lambda a: a[0] == a[1], enumerate(ax)))
+    first = [a for _, a in lead]
+    rest = [a for a in ax if a not in first]
+    if any(sizes[a] > 1 for a in first) and any(sizes[a] > 1 for a in rest):
+        return first, rest
+    return None
+
+
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    return candidate != "leading_first" or split_axes(desc) is not None
+
+
+def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
+    """leading_first wherever it applies: on the H100, BATCH_NORMALIZATION_TRAINING_GRAD over
+    32x256x56x56 FLOAT32 took 0.69 ms against reduce_chain's 1.71 (PyTorch's backward 0.31;
+    benchmarks/results/h100-part4-2026-11-23.md). The other operator reduces the same axes."""
+    return "leading_first" if "leading_first" in options else options[0]
+
+
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> dict[str, str]:
     dtype = desc.tensor("InputTensor").data_type
     ax, n = axes(desc), length(desc)
     over = f"axes {ax}" if ax else "no axis (MeanTensor has the input's Sizes): the element itself"
+    split = split_axes(desc) if b.variant == "leading_first" else None
 
     def total(v: str, step: str, doc: str) -> str:
+        if split is not None:  # leading_first: the leading run (a row reduction), then the rest
+            v = b.reduce("ReduceSum", v, split[0], f"{step}_leading", f"{doc} over the leading axes {split[0]}")
+            return b.reduce("ReduceSum", v, split[1], step, f"{doc} over the other axes {split[1]}")
         return b.reduce("ReduceSum", v, ax, step, f"{doc} over {over}") if ax else v
 
     x, dy, mean, var, scale = in_float32(b, inputs, INPUTS, dtype)

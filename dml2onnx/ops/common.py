@@ -220,11 +220,11 @@ def unmerge_reference(y2d: np.ndarray, plan: JointAxes) -> np.ndarray:
 def float32_range(dtype: dtypes.DataType) -> tuple[float, float]:
     """The integer type's range as FLOAT32 values inside it (the minimum, 0 or -2**k, is exact;
     the maximum, 2**k - 1, is not beyond 16 bits: the largest float below it)."""
-    info = np.iinfo(dtype.numpy)
-    hi = np.float32(info.max)
-    if int(hi) > info.max:
+    lo, top = dtype.range  # a 4-bit type's own range, not its carrier's
+    hi = np.float32(top)
+    if int(hi) > top:
         hi = np.nextafter(hi, np.float32(0))
-    return float(info.min), float(hi)
+    return float(lo), float(hi)
 
 
 def compute_type(dtype: dtypes.DataType) -> dtypes.DataType:

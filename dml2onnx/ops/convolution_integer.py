@@ -48,6 +48,26 @@ FLOAT32 Conv sums them exactly while every partial sum stays below 2**24:
   are summed over chunks of input channels, and of kernel rows where one channel's kernel is
   longer than that (each chunk a Conv without padding of the zero-padded centred input; a single
   kernel row longer than 65536 is not chunked further);
+- `integer` (K < 2**17, kernels of at most 256 taps): im2col and ONNX MatMulInteger on INT8 x INT8
+  without zero points, the one pairing the CUDA EP registers (it has no ConvInteger), the offsets
+  folded in INT32 as matrix_multiply_integer.py's "integer" does (fold_offsets). X8 = X - SHIFT
+  (128 for UINT8) padded with InputZeroPoint - SHIFT (Pad(x - InputZeroPoint, 0) + that offset, in
+  FLOAT32, then Cast to INT8) and transposed to [G, C/G, N, spatial...]; one strided Slice per
+  kernel tap, the taps concatenated into the GEMM's right operand [G, K, N * output positions] (K
+  = C/G * taps, in the filter's own order); W8 = W - SHIFT as [G, M/G, K]; P = MatMulInteger(W8,
+  im2col) [G, M/G, N * positions], transposed to [N, G, M/G, positions]; with the offsets oX =
+  InputZeroPoint - SHIFT (one) and oW = FilterZeroPoint - SHIFT (one or per output channel), acc =
+  P - r * oW - oX * (c - K * oW) in INT32 (wrapping), r being X8's sums over each window and its
+  group's channels (ReduceSum over C/G, a FLOAT32 Conv of ones, Round) and c W8's sums over K
+  (ReduceSum). Below K = 2**17 each term is exact (|P| <= K * 128 * 128 < 2**31; the sums below
+  2**24 in FLOAT32). K and N * positions are padded to multiples of 4 with zeros where they are
+  not (cuBLAS's INT8 GEMM); the corrections are left out where an offset is known to be 0 (INT8
+  without a zero point). The benchmark's INT8 3x3 layer (N 32, C = M = 128, 28 x 28, padding 1) is
+  Cast, Pad, Cast and Transpose of the 3.2 MB input, 9 Slices and a Concat writing the 29 MB
+  im2col, one MatMulInteger (128 x 1152 x 25088, 7.4 GOP) and a Transpose of the 12.8 MB INT32
+  result: about 120 MB of traffic and 16 kernels, against `split`'s four FLOAT32 Convs (674 us on
+  the H200). Not measured on a GPU yet; the DirectML EP under Wine ran a third of the matrix (32
+  cases) on the `portable` target bit for bit;
 - `native` (the `dml` target only): ONNX ConvInteger and QLinearConv, which the DirectML EP maps
   back onto CONVOLUTION_INTEGER and QUANTIZED_LINEAR_CONVOLUTION (DmlOperatorConvInteger.cpp,
   DmlOperatorQLinearConv.cpp); the CUDA EP has neither.
@@ -72,15 +92,19 @@ from ..desc import OperatorDesc, TensorDesc
 from ..errors import ModelError
 from ..schema import OperatorSchema
 from ..targets import DML_NODE_DOC
-from . import common, convolution
+from . import common, convolution, matrix_multiply_integer
 
 QUANTIZED = "QUANTIZED_LINEAR_CONVOLUTION"
 ARRAYS = ("Strides", "Dilations", "StartPadding", "EndPadding")
 F32, I32 = dtypes.FLOAT32, dtypes.INT32
 EXACT = 2**24  # FLOAT32 holds every integer up to this magnitude
 PIECE_PRODUCT = 256  # the largest |product| of two pieces of the split (16 * 16)
+INT8_K_LIMIT = 1 << 17  # "integer": K * 128 * 128 < 2**31 and K * 128 < 2**24 below it
+ALIGN = 4  # "integer": cuBLAS's INT8 GEMM wants its m and k (the GEMM's columns and K) multiples of 4
+SHIFT = {dtypes.INT8: 0, dtypes.UINT8: 128}  # X8 = X - SHIFT is INT8
+MAX_TAPS = 256  # "integer": one Slice per kernel tap (graph size, build time); larger kernels: `split`
 
-CANDIDATES = ("float32", "split", "native")
+CANDIDATES = ("float32", "split", "integer", "native")
 DML_ONLY = ("native",)
 DML_PREFERENCE = ("native",)
 
@@ -193,6 +217,9 @@ def _check_values(desc: OperatorDesc, name: str, channels: int | None) -> None:
 
 
 def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    if candidate == "integer":
+        taps = math.prod(convolution.kernel_sizes(Forward(desc)))  # type: ignore[arg-type]
+        return accumulation_length(desc) < INT8_K_LIMIT and taps <= MAX_TAPS
     if candidate == "float32":
         bound = accumulation_length(desc) * largest_centred(desc, "InputTensor", "InputZeroPointTensor")
         return bound * largest_centred(desc, "FilterTensor", "FilterZeroPointTensor") <= EXACT
@@ -200,8 +227,10 @@ def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
 
 
 def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
-    """One Conv where it is exact (not measured yet), else the split."""
-    return options[0]
+    """integer (im2col and cuBLAS's INT8 GEMM) wherever it applies, else one FLOAT32 Conv where it
+    is exact, else the split: on the H100, 3x3 over 32x128x28x28 INT8 (ResNet-50 conv3), integer
+    0.30 ms against split's 0.75 (PyTorch's FLOAT32 conv2d 0.17; benchmarks/results/h100-part4-2026-11-23.md)."""
+    return "integer" if "integer" in options else options[0]
 
 
 def _scalar_shape(b: GraphBuilder, v: str, rank: int, channels: int, step: str, doc: str) -> str:
@@ -335,7 +364,139 @@ def _split(b: GraphBuilder, desc: OperatorDesc, a: str, w: str) -> str:
     return total
 
 
+def _int8_input(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], want_float: bool) -> tuple[str, str | None]:
+    """(X8, X8 in FLOAT32 or None): the input padded, X - SHIFT as INT8, padding holding
+    InputZeroPoint - SHIFT (so that it adds nothing): Pad(x - InputZeroPoint, 0) + (InputZeroPoint
+    - SHIFT), exact in FLOAT32."""
+    x = desc.tensor("InputTensor")
+    shift, zero = SHIFT[x.data_type], desc.optional_tensor("InputZeroPointTensor") is not None
+    pads = [0, 0, *desc["StartPadding"], 0, 0, *desc["EndPadding"]]
+    if not shift and not zero and not any(pads):
+        return inputs["InputTensor"], (b.cast(inputs["InputTensor"], F32, "input_float", "X8 in FLOAT32") if want_float else None)
+    v = b.cast(inputs["InputTensor"], F32, "input_float", "InputTensor in FLOAT32 (exact)")
+    offset = b.scalar(-float(shift), F32, "input_shift") if shift else None
+    if zero:
+        z = _scalar_shape(
+            b, b.cast(inputs["InputZeroPointTensor"], F32, "input_zero_float", "in FLOAT32"), 0, 1, "input_zero", "one"
+        )
+        v = b.node("Sub", [v, z], "input_centred", "x - InputZeroPoint")
+        offset = (
+            b.node("Sub", [z, b.scalar(float(shift), F32, "shift")], "input_offset_float", "InputZeroPoint - SHIFT")
+            if shift
+            else z
+        )
+    if any(pads):
+        v = b.node("Pad", [v, b.i64(pads, "input_pads")], "input_padded", "padded with zeros (x - InputZeroPoint: adds nothing)")
+    if offset is not None:
+        v = b.node("Add", [v, offset], "input_shifted", "x - SHIFT, the padding InputZeroPoint - SHIFT")
+    return b.cast(v, dtypes.INT8, "input_int8", "X8 (INT8)"), v if want_float else None
+
+
+def _int8_offset(
+    desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], name: str, zero: str, shape: list[int]
+) -> str | None:
+    """The INT32 offset o = zero point - SHIFT (`shape`: [1, G, M/G, 1] per output channel, else
+    [1, 1, 1, 1]), None where it is 0 (INT8 without a zero point)."""
+    shift = SHIFT[desc.tensor(name).data_type]
+    if desc.optional_tensor(zero) is None:
+        return None if not shift else b.const(np.full([1, 1, 1, 1], -shift, np.int32), f"{zero}_offset")
+    per_channel = _channels(desc, zero) > 1 if name == "FilterTensor" else False
+    z = b.reshape(inputs[zero], shape if per_channel else [1, 1, 1, 1], f"{zero}_grouped", "as [1, G, M/G, 1] (or one)")
+    z = b.cast(z, I32, f"{zero}_int32", "in INT32")
+    return b.node("Sub", [z, b.scalar(shift, I32, f"{zero}_shift")], f"{zero}_offset", f"{zero} - {shift}") if shift else z
+
+
+def _int8_taps(desc: OperatorDesc, b: GraphBuilder, x8: str) -> str:
+    """The padded X8 [N, C, spatial...] as the GEMM's right operand [G, K, N * output positions]:
+    one strided Slice per kernel tap of X8 as [G, C/G, N, spatial...], concatenated along K
+    (channel, then tap: the filter's own order)."""
+    x = desc.tensor("InputTensor")
+    n, c = x.sizes[:2]
+    groups, dims = desc["GroupCount"], desc["DimensionCount"]
+    spatial = [s + st + en for s, st, en in zip(x.sizes[2:], desc["StartPadding"], desc["EndPadding"], strict=True)]
+    out = desc.tensor("OutputTensor").sizes[2:]
+    ks = convolution.kernel_sizes(Forward(desc))  # type: ignore[arg-type]
+    positions = n * math.prod(out)
+    v = b.transpose(x8, [1, 0, *range(2, 2 + dims)], "input_channels_first", "X8 as [C, N, spatial...]")
+    v = b.reshape(v, [groups, c // groups, n, *spatial], "input_grouped", "[G, C/G, N, spatial...]")
+    taps = []
+    for i, tap in enumerate(np.ndindex(*ks)):
+        starts = [t * d for t, d in zip(tap, desc["Dilations"], strict=True)]
+        ends = [s + (o - 1) * st + 1 for s, o, st in zip(starts, out, desc["Strides"], strict=True)]
+        bounds = [b.i64(starts, f"tap{i}_starts"), b.i64(ends, f"tap{i}_ends"), b.i64(list(range(3, 3 + dims)), f"tap{i}_axes")]
+        t = b.node("Slice", [v, *bounds, b.i64(list(desc["Strides"]), f"tap{i}_steps")], f"tap{i}", f"kernel tap {tap}")
+        taps.append(b.reshape(t, [groups, c // groups, 1, positions], f"tap{i}_flat", "[G, C/G, 1, N * positions]"))
+    y = b.node("Concat", taps, "taps", "[G, C/G, taps, N * positions]", axis=2) if len(taps) > 1 else taps[0]
+    return b.reshape(y, [groups, c // groups * math.prod(ks), positions], "im2col", "[G, K, N * positions]")
+
+
+def _int8_accumulation(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    """acc = P - r * oW - oX * (c - K * oW) in INT32 (wrapping), P = MatMulInteger(W8, the
+    im2col of X8) (the docstring)."""
+    x, w = desc.tensor("InputTensor"), desc.tensor("FilterTensor")
+    n, m, groups = x.sizes[0], w.sizes[0], desc["GroupCount"]
+    out = desc.tensor("OutputTensor").sizes[2:]
+    k, positions = accumulation_length(desc), n * math.prod(out)
+    pad_k, pad_p = -k % ALIGN, -positions % ALIGN
+    grouped = [1, groups, m // groups, 1]
+    x_offset = _int8_offset(desc, b, inputs, "InputTensor", "InputZeroPointTensor", grouped)
+    w_offset = _int8_offset(desc, b, inputs, "FilterTensor", "FilterZeroPointTensor", grouped)
+    x8, x8_float = _int8_input(desc, b, inputs, w_offset is not None)
+    cols = _int8_taps(desc, b, x8)
+    if pad_k or pad_p:
+        zeros = b.filled([groups, pad_k, positions], 0, np.int8, "k_zeros", "zeros") if pad_k else None
+        cols = b.node("Concat", [cols, zeros], "im2col_k", f"K padded to a multiple of {ALIGN}", axis=1) if zeros else cols
+        if pad_p:
+            zeros = b.filled([groups, k + pad_k, pad_p], 0, np.int8, "p_zeros", "zeros")
+            cols = b.node("Concat", [cols, zeros], "im2col_p", f"columns padded to a multiple of {ALIGN}", axis=2)
+    w8 = b.reshape(inputs["FilterTensor"], [groups, m // groups, k], "filter_rows", "W as [G, M/G, K]")
+    shift, w_sums = SHIFT[w.data_type], None
+    if shift or pad_k or x_offset is not None:
+        wf = b.cast(w8, F32, "filter_float", "W in FLOAT32 (exact)")
+        if shift:
+            wf = b.node("Sub", [wf, b.scalar(float(shift), F32, "filter_128")], "filter_less_128", "W - 128")
+        if x_offset is not None:
+            sums = b.reduce("ReduceSum", wf, [2], "filter_sums", "c: W8's sums over K (exact)")
+            w_sums = b.reshape(
+                b.cast(sums, I32, "filter_sums_int32", "in INT32"), grouped, "filter_sums_grouped", "[1, G, M/G, 1]"
+            )
+        if pad_k:
+            wf = b.node(
+                "Pad", [wf, b.i64([0, 0, 0, 0, 0, pad_k], "filter_pads")], "filter_padded", f"K padded to a multiple of {ALIGN}"
+            )
+        if shift or pad_k:
+            w8 = b.cast(wf, dtypes.INT8, "filter_int8", "W8 (INT8)")
+    y = b.node("MatMulInteger", [w8, cols], "matmul_integer", "P = W8 x im2col(X8), INT8 x INT8 -> INT32 (exact)")
+    if pad_p:
+        y = b.slice(y, [2], [0], [positions], "unpadded", "P's own columns")
+    y = b.reshape(y, [groups, m // groups, n, math.prod(out)], "p_grouped", "[G, M/G, N, positions]")
+    y = b.transpose(y, [2, 0, 1, 3], "p_batch_first", "[N, G, M/G, positions]")
+    x_sums = _window_sums(desc, b, x8_float) if w_offset is not None and x8_float is not None else None
+    y = matrix_multiply_integer.fold_offsets(b, y, (x_sums, w_offset), (w_sums, x_offset), k)
+    return b.reshape(y, desc.tensor("OutputTensor").sizes, "acc", "acc as [N, M, spatial...]")
+
+
+def _window_sums(desc: OperatorDesc, b: GraphBuilder, x8_float: str) -> str:
+    """r: X8's sums over each output position's window and its group's channels, [N, G, 1,
+    positions]: ReduceSum over C/G, then a FLOAT32 Conv of ones (integers below 2**24: exact;
+    Round for an algorithm that errs by less than 1/2), in INT32."""
+    x = desc.tensor("InputTensor")
+    n, c = x.sizes[:2]
+    groups, dims = desc["GroupCount"], desc["DimensionCount"]
+    spatial = [s + st + en for s, st, en in zip(x.sizes[2:], desc["StartPadding"], desc["EndPadding"], strict=True)]
+    ks = convolution.kernel_sizes(Forward(desc))  # type: ignore[arg-type]
+    v = b.reshape(x8_float, [n, groups, c // groups, *spatial], "input_sum_groups", "[N, G, C/G, spatial...]")
+    v = b.reduce("ReduceSum", v, [2], "input_channel_sums", "over each group's channels", keepdims=False)
+    ones = b.const(np.ones([groups, 1, *ks], np.float32), "window_ones")
+    attrs = {"strides": list(desc["Strides"]), "dilations": list(desc["Dilations"]), "pads": [0] * (2 * dims)}
+    r = b.node("Conv", [v, ones], "window_sums", "each window's sum", group=groups, kernel_shape=list(ks), **attrs)
+    r = _as_int32(b, r, "window_sums")
+    return b.reshape(r, [n, groups, 1, math.prod(desc.tensor("OutputTensor").sizes[2:])], "rows", "r as [N, G, 1, positions]")
+
+
 def _accumulation(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    if b.variant == "integer":
+        return _int8_accumulation(desc, b, inputs)
     a = _centred(b, desc, inputs, "InputTensor", "InputZeroPointTensor")
     w = _centred(b, desc, inputs, "FilterTensor", "FilterZeroPointTensor")
     if b.variant == "float32":

@@ -44,9 +44,39 @@ order, TF32 included), the batch merged into one dimension (the DirectML EP's Ma
 most), the chunks' sums cast to INT32 and folded pairwise by Add (which wraps as DirectML does; the
 CUDA EP's integer ReduceSum sums in FLOAT32); TO_FLOAT is DequantizeLinear's arithmetic and a
 FLOAT32 MatMul; QUANTIZED_LINEAR is the integer sum, then Mul, Round, Add, Clip, Cast in FLOAT32.
-Every node runs on the CPU, CUDA and DirectML EPs in those types. ONNX MatMulInteger would take
-one node, but the CUDA EP has it for INT8 x INT8 only and the CPU EP only with a per-tensor A zero
-point. "native" (DML_ONLY, preferred on the `dml` target): MatMulInteger and QLinearMatMul, which
+Every node runs on the CPU, CUDA and DirectML EPs in those types.
+
+"integer" (MATRIX_MULTIPLY_INTEGER and QUANTIZED_LINEAR_MATRIX_MULTIPLY, K < 2**17): ONNX
+MatMulInteger on INT8 x INT8 without zero points, the one pairing the CUDA EP registers
+(matmul_integer.cc: T1 = T2 = int8; its zero points are scalars read on the CPU, so none is
+passed), the offsets folded in INT32 around it. Each operand is made INT8, X8 = X (INT8) or
+X - 128 (UINT8: Cast to FLOAT32, Sub 128, Cast), so X - zero point = X8 - o with the offset o =
+zero point - (128 for UINT8), o in [-128, 127] (-128 for UINT8 without a zero point, none for
+INT8 without one); then with P = MatMulInteger(A8, B8), r = A8's row sums [..., M, 1] and c =
+B8's column sums [..., 1, N]:
+  sum_k (A8 - oA)(B8 - oB) = P - r * oB - oA * (c - K * oB)
+in INT32 Mul and Sub, which wrap (DirectML's sum is the same modulo 2**32). Below K = 2**17 every
+term is exact before that: |P| and its partial sums <= K * 128 * 128 < 2**31 (the engine's INT32
+accumulator never wraps), and r and c are FLOAT32 ReduceSums of integers of at most 128 in
+magnitude, every partial sum below 2**24 (exact in any order), cast to INT32. cuBLAS's INT8 GEMM
+(cublasGemmEx, CUDA_R_8I -> CUDA_R_32I; ONNX Runtime pads the leading dimensions of A and B to 32
+itself, not C's) wants its m and k, here N and K, multiples of 4: a K or N that is not is padded
+with zeros (Pad of the FLOAT32 operand, before its Cast) and P sliced back to N columns. Nodes:
+MatMulInteger alone for INT8 x INT8 without zero points, K and N multiples of 4; at most, per
+operand, Cast, Sub, Pad, Cast and ReduceSum, Cast (the sums only where the other operand's offset
+is not known to be 0), then Slice, Mul, Sub, Mul, Sub (the offsets' Muls [.., M, 1] or [.., 1,
+N] where the other offset is per tensor) and for QUANTIZED_LINEAR the requantization above. The
+CPU, CUDA and DirectML EPs register every node in these types (the DirectML EP turns
+MatMulInteger into this operator with no zero points); ONNX Runtime's CPU MatMulInteger (MLAS,
+AVX512-VNNI here) and the DirectML EP under Wine (27 matrix cases, both operators) were exact on
+the matrix. QUANTIZED_LINEAR's graph puts a Reshape between a bare MatMulInteger and the Cast:
+ONNX Runtime fuses MatMulInteger -> Cast -> Mul by a Mul's product into com.microsoft
+MatMulIntegerToFloat on the CPU and DirectML EPs, whose product of the scales differs from
+DirectML's order on ties (12 of the ties case's 4096). ONNX MatMulInteger on the original types
+would be one node, but the CUDA EP lacks UINT8 and per-row or per-column zero points. Not
+measured on a GPU yet: no `choose` rule, "float32_chunks" stays the default.
+
+"native" (DML_ONLY, preferred on the `dml` target): MatMulInteger and QLinearMatMul, which
 the DirectML EP turns back into MATRIX_MULTIPLY_INTEGER and QUANTIZED_LINEAR_MATRIX_MULTIPLY
 (DmlOperatorMatMulInteger.cpp, DmlOperatorQLinearMatMul.cpp: every tensor passed as it is, right
 aligned); QLinearMatMul wants every zero point, an absent one is zeros. TO_FLOAT's node there is
@@ -68,12 +98,15 @@ from ..targets import DML_NODE_DOC
 from . import common
 
 INTEGER, TO_FLOAT, QUANTIZED = "MATRIX_MULTIPLY_INTEGER", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT", "QUANTIZED_LINEAR_MATRIX_MULTIPLY"
-CANDIDATES = ("float32_chunks", "native")  # choices.py
+CANDIDATES = ("float32_chunks", "integer", "native")  # choices.py
 DML_ONLY = ("native",)  # MatMulInteger / QLinearMatMul: this operator itself on the DirectML EP
 DML_PREFERENCE = ("native",)
 NATIVE = {INTEGER: "MatMulInteger", QUANTIZED: "QLinearMatMul"}  # DmlOperatorMatMulInteger.cpp, ...QLinearMatMul.cpp
 F32, I32 = dtypes.FLOAT32, dtypes.INT32
 CHUNK = 256  # products of |x| <= 255 each: 256 of them sum below 2**24, exact in FLOAT32
+INT8_K_LIMIT = 1 << 17  # "integer": K * 128 * 128 < 2**31 and K * 128 < 2**24 below it
+ALIGN = 4  # "integer": cuBLAS's INT8 GEMM wants K and N multiples of 4
+SHIFT = {dtypes.INT8: 0, dtypes.UINT8: 128}  # X8 = X - SHIFT is INT8
 
 # the quantization tensors per row of A (M on the second to last dimension) or per column of B
 ROWS = ("AScaleTensor", "AZeroPointTensor", "OutputScaleTensor", "OutputZeroPointTensor")
@@ -199,14 +232,103 @@ def _integer_sum(desc: OperatorDesc, b: GraphBuilder, a: str, bm: str) -> str:
     return b.reshape(y, out, "sum", "the sum at the output's sizes")
 
 
+def _offset(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], field: str) -> str | None:
+    """The INT32 offset o = zero point - SHIFT of `field` ([M, 1] / [1, N] or [1, 1]), None where
+    it is 0 (INT8 without a zero point)."""
+    shift = SHIFT[desc.tensor(field).data_type]
+    zero = field[0] + "ZeroPointTensor"
+    if zero not in inputs:
+        return None if shift == 0 else b.const(np.full((1, 1), -shift, np.int32), f"{field}_offset")
+    z = b.reshape(inputs[zero], _matrix_shape(desc, zero), f"{zero}_matrix", f"{zero} as a row or column vector")
+    z = b.cast(z, I32, f"{zero}_int32", f"{zero} in INT32")
+    if shift == 0:
+        return z
+    return b.node("Sub", [z, b.scalar(shift, I32, f"{field}_shift")], f"{field}_offset", f"{zero} - {shift}")
+
+
+def _int8_operand(
+    desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], field: str, sum_axis: int | None, pads: list[int]
+) -> tuple[str, str | None]:
+    """(X8 = X - SHIFT as INT8, padded by `pads` with zeros; X8's INT32 sums over `sum_axis`, or
+    None). The sums are FLOAT32 ReduceSums of integers of at most 128 in magnitude (K < 2**17:
+    below 2**24 at every step, exact), cast to INT32."""
+    x = inputs[field]
+    shift = SHIFT[desc.tensor(field).data_type]
+    if not shift and sum_axis is None and not any(pads):
+        return x, None
+    v = b.cast(x, F32, f"{field}_float32", f"{field} in FLOAT32")
+    if shift:
+        v = b.node("Sub", [v, b.scalar(float(shift), F32, f"{field}_128")], f"{field}_less_128", f"{field} - 128 (INT8's range)")
+    sums = None
+    if sum_axis is not None:
+        total = b.reduce("ReduceSum", v, [sum_axis], f"{field}_sums", "the sums (below 2**24: exact)")
+        sums = b.cast(total, I32, f"{field}_sums_int32", "the sums in INT32")
+    if not shift and not any(pads):
+        return x, sums
+    if any(pads):
+        v = b.node("Pad", [v, b.i64(pads, f"{field}_pads")], f"{field}_padded", f"K and N padded to multiples of {ALIGN}")
+    return b.cast(v, dtypes.INT8, f"{field}_int8", f"{field} - {shift} as INT8"), sums
+
+
+def fold_offsets(
+    b: GraphBuilder, p: str, first: tuple[str | None, str | None], second: tuple[str | None, str | None], k: int
+) -> str:
+    """sum_k (X8 - oX)(Y8 - oY) from P = sum_k X8 * Y8 in INT32 (wrapping), `first` = (one
+    operand's sums s1, the other's offset o1), `second` = (the other's sums s2, the first's
+    offset o2), each sum None where its offset is (0): P - s1 * o1 - o2 * (s2 - K * o1)."""
+    (s1, o1), (s2, o2) = first, second
+    if s1 is not None and o1 is not None:
+        p = b.node("Sub", [p, b.node("Mul", [s1, o1], "sums_offset", "s1 * o1")], "less_sums", "P - s1 * o1 (wraps)")
+    if s2 is not None and o2 is not None:
+        if o1 is not None:
+            s2 = b.node("Sub", [s2, b.node("Mul", [b.scalar(k, I32, "k"), o1], "k_offset", "K * o1")], "sums_less", "s2 - K * o1")
+        p = b.node("Sub", [p, b.node("Mul", [o2, s2], "offset_sums", "o2 * (s2 - K * o1)")], "less_offset", "... - o2 * (...)")
+    return p
+
+
+def _int8_product(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    """sum_k (A - AZeroPoint)(B - BZeroPoint) in INT32 (wrapping) as P - r * oB - oA * (c - K *
+    oB), P = MatMulInteger(A8, B8) (the docstring)."""
+    rank = len(desc.tensor("OutputTensor").sizes)
+    _, k, n = dims(desc)
+    pad_k, pad_n = -k % ALIGN, -n % ALIGN
+    a_offset, b_offset = _offset(desc, b, inputs, "ATensor"), _offset(desc, b, inputs, "BTensor")
+    a_pads, b_pads = [0] * (2 * rank), [0] * (2 * rank)
+    a_pads[2 * rank - 1], b_pads[2 * rank - 2], b_pads[2 * rank - 1] = pad_k, pad_k, pad_n
+    a8, rows = _int8_operand(desc, b, inputs, "ATensor", None if b_offset is None else rank - 1, a_pads)
+    b8, columns = _int8_operand(desc, b, inputs, "BTensor", None if a_offset is None else rank - 2, b_pads)
+    y = b.node("MatMulInteger", [a8, b8], "matmul_integer", "P = A8 x B8 (INT8 x INT8 -> INT32, exact)")
+    if pad_n:
+        y = b.slice(y, [rank - 1], [0], [n], "unpadded", f"P's first {n} columns")
+    y = fold_offsets(b, y, (rows, b_offset), (columns, a_offset), k)
+    if desc.schema.name == QUANTIZED and not pad_n and a_offset is None and b_offset is None:
+        # MatMulInteger -> Cast -> Mul by a Mul's product is what ONNX Runtime fuses into
+        # com.microsoft MatMulIntegerToFloat on the CPU and DirectML EPs, which multiplies by the
+        # scales in another order (other ties): a Reshape in between keeps the graph's order
+        y = b.reshape(y, desc.tensor("OutputTensor").sizes, "unfused", "P (no MatMulIntegerToFloat fusion)")
+    return y
+
+
 def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
-    """ "native" where the DirectML EP registers the ONNX node at this opset (TO_FLOAT's node,
-    com.microsoft MatMulIntegerToFloat, is in a domain the graphs do not import)."""
+    """ "integer" for MATRIX_MULTIPLY_INTEGER and QUANTIZED_LINEAR_MATRIX_MULTIPLY with K < 2**17
+    (every term exact below it); "native" where the DirectML EP registers the ONNX node at this
+    opset (TO_FLOAT's node, com.microsoft MatMulIntegerToFloat, is in a domain the graphs do not
+    import)."""
+    if candidate == "integer":
+        return desc.schema.name != TO_FLOAT and dims(desc)[1] < INT8_K_LIMIT
     if candidate != "native":
         return True
     op = NATIVE.get(desc.schema.name)
     types = {f"T{i + 1}": desc.tensor(n).data_type.name for i, n in enumerate(("ATensor", "BTensor", "OutputTensor"))}
     return op is not None and dml_ep.takes(op, opset, **types)
+
+
+def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
+    """integer (cuBLAS's INT8 GEMM through MatMulInteger) wherever it applies: on the H100 at
+    4096^3 (benchmarks/results/h100-part4-2026-11-23.md) INT8 1.13 ms against float32_chunks' 6.09
+    and torch._int_mm's 1.12; UINT8 x INT8 with zero points per row and column 1.60 ms against 6.17;
+    QUANTIZED_LINEAR UINT8 1.98 ms against 6.69 (PyTorch's _int_mm and requantization 1.45)."""
+    return "integer" if "integer" in options else options[0]
 
 
 def _native(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
@@ -234,6 +356,9 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     name = desc.schema.name
     if b.variant == "native":
         return _native(desc, b, inputs)
+    if b.variant == "integer":
+        total = _int8_product(desc, b, inputs)
+        return total if name == INTEGER else _requantized(desc, b, inputs, total)
     a, bm = _centred(desc, b, inputs, "ATensor"), _centred(desc, b, inputs, "BTensor")
     if name == TO_FLOAT:
         return _to_float(desc, b, inputs, a, bm)

@@ -43,10 +43,46 @@ axis, last first, the adjoint of the strided tap read: C spread to every Strides
 (Reshape, Pad, Reshape, Slice), each tap's copy moved into place (Pad, Slice: element o * Strides +
 t * Dilations - StartPadding, the rest cropped) and the taps summed (Sum), so AVERAGE costs the sum
 of the window sizes in nodes, MAX the product (its taps' masks) plus the sum. A ConvTranspose with
-a ones (AVERAGE) or one-hot (MAX) kernel computes the same on finite gradients, but a kernel's 0
-times an infinite gradient puts NaN where DirectML has none. The DirectML EP registers no ONNX node
-that maps onto these operators (MaxPoolGrad and AveragePoolGrad are training operators outside
-its registrations): every target takes this graph."""
+a one-hot kernel (MAX) computes the same on finite gradients, but a kernel's 0 times an infinite
+gradient puts NaN where DirectML has none (AVERAGE's ones kernel has no 0: conv_transpose below).
+The DirectML EP registers no ONNX node that maps onto these operators (MaxPoolGrad and
+AveragePoolGrad are training operators outside its registrations): no `dml` preference.
+
+Two faster candidates (choices.py; `choose` left to the CUDA EP's measurement: taps stays the
+default), each exact against the reference on every matrix case (the CPU EP):
+- "conv_transpose" (AVERAGE, every target): the averaged gradients [N * C, 1, O...] through one
+  ConvTranspose with a ones kernel [1, 1, WindowSize...], Strides, symmetric pads (the CUDA EP hands
+  asymmetric ones to the CPU EP, ConvTransposeNeedFallbackToCPU) and output_padding below Strides
+  (ONNX's bound) for the windows' last elements; a Slice and a Pad only where the geometry is not
+  ConvTranspose's own (padding as large as the window, windows past the padded input, fewer
+  windows). Every weight is 1: no gradient is multiplied by 0, so a NaN or an infinity reaches its
+  own window's elements only (on the CPU EP; cuDNN may pick an FFT or Winograd algorithm, whose
+  transforms mix neighbouring values: finite gradients stay within tolerances.training_grad, a
+  non-finite one may spread; the DirectML EP under Wine ran all 26 AVERAGE matrix cases so, every
+  node on it, matching). Nodes for the ResNet-50 stem (3x3, stride 2, padding 1 over 112 x 112):
+  Div, Reshape, ConvTranspose, Reshape
+  (FLOAT16: a Cast before and after, FLOAT32 inside as taps, so tolerances.training_grad's bound
+  holds as derived: sums of at most POOLING_WINDOW FLOAT32 terms, one FLOAT16 rounding; with the
+  CUDA EP's use_tf32 on, its default, which dml2onnx's sessions turn off, cuDNN would round each
+  gradient to 10 mantissa bits first).
+- "scatter" (MAX, the `cuda` and `cpu` targets: ScatterElements' reduction add, opset 16, has no
+  DirectML operator): the floored input padded with -inf (below every floored element, so padding
+  never is a maximum), every window's elements gathered at once (Gather of [O..., taps] padded
+  positions: [N, C, O..., taps]), ArgMax over the taps (the first maximum: the lowest logical
+  index; the CUDA EP's last-axis ArgMax gives 0 for an all -inf row, docs/patterns.md), the tap's
+  input position (Gather of the taps' offsets + the window's origin), and ScatterElements with
+  reduction add into zeros [N, C, X...]: each gradient added once, at one element, none multiplied
+  (the CUDA EP adds atomically, in no fixed order: training_grad's bound is for any order);
+  windows entirely in padding pass 0 (to element 0). Nodes: GreaterOrEqual, Where, Pad, Reshape,
+  Add, Gather, ArgMax, Gather, Add, Reshape x2, ConstantOfShape, ScatterElements, Reshape (a Where
+  on the positions and one on the gradients with windows entirely in padding; FLOAT16: Casts). The
+  forward's MaxPool Indices output was not taken: the CUDA EP's kernel (max_pool_with_index.cu)
+  scans a window column-major (W outer, H inner) from its first element - 1, so it breaks ties
+  unlike DirectML (row-major) and unlike the CPU EP.
+The CUDA EP registers every node in FLOAT32 (onnxruntime/core/providers/cuda: nn/conv_transpose.cc
+ConvTranspose 1-22; tensor/scatter_elements.cc ScatterElements 16-17 and 18 with reduction add over
+AllFixedSizeTensorTypes, int64 indices; Gather, ArgMax, Pad, Where, GreaterOrEqual, Add,
+ConstantOfShape in cuda_execution_provider.cc)."""
 
 from __future__ import annotations
 
@@ -66,7 +102,10 @@ from . import common, pooling
 ROWS = ("AVERAGE_POOLING_GRAD", "MAX_POOLING_GRAD")
 IN, OUT, X = "InputGradientTensor", "OutputGradientTensor", "InputTensor"
 ARRAYS = ("Strides", "WindowSize", "StartPadding", "EndPadding", "Dilations")
-CANDIDATES = ("taps",)  # choices.py
+CANDIDATES = ("taps", "conv_transpose", "scatter")  # choices.py
+# ScatterElements' reduction has no DirectML operator (DML_SCATTER_OPERATOR_DESC has none): the
+# scatter graph is built for the `cuda` target (its tests' target) and `cpu`, never `portable`/`dml`
+ONLY_ON = {"scatter": ("cuda", "cpu")}
 F32 = dtypes.FLOAT32
 
 
@@ -249,19 +288,38 @@ class _Spread:
         return b.slice(c, [at], [begin], [begin + size], f"axis{a}_tap{t}_placed", f"tap {t}'s input positions")
 
 
+def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    """conv_transpose for AVERAGE, scatter for MAX (ScatterElements' reduction: opset 16), taps for both."""
+    if candidate == "conv_transpose":
+        return not is_max(desc)
+    if candidate == "scatter":
+        return is_max(desc) and opset >= 16
+    return True
+
+
+def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
+    """conv_transpose (AVERAGE) and scatter (MAX, `cuda` only) wherever they apply: on the H100,
+    3x3 stride 2 over 32x64x112x112 FLOAT32 (benchmarks/results/h100-part4-2026-11-23.md),
+    AVERAGE 0.45 ms against taps' 1.18 (PyTorch's backward 0.58), MAX 0.97 ms against taps' 20.4
+    (PyTorch's 0.35, which reads the forward's saved indices)."""
+    return next((c for c in ("conv_transpose", "scatter") if c in options), options[0])
+
+
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     dtype = desc.tensor(IN).data_type
     ax = axes(desc)
     g = inputs[IN] if dtype == F32 else b.cast(inputs[IN], F32, "gradient_float32", "in FLOAT32")
     shape = list(desc.tensor(IN).sizes)
-    if is_max(desc):
+    if b.variant == "scatter":
+        y = _max_scatter(desc, b, inputs, g)
+    elif is_max(desc):
         c = _max_contributions(desc, b, inputs, g)
-        shape = [a.window for a in ax] + shape
+        y = _Spread(b, [a.window for a in ax] + shape, ax, True).run(c)
     else:
         d = divisors(desc)
         safe = np.where(d == 0, 1, d).astype(np.float32).reshape(1, 1, *d.shape)
         c = b.node("Div", [g, b.const(safe, "divisors")], "averaged", "each window's gradient / its divisor")
-    y = _Spread(b, shape, ax, is_max(desc)).run(c)
+        y = _transposed(desc, b, c) if b.variant == "conv_transpose" else _Spread(b, shape, ax, False).run(c)
     return y if dtype == F32 else b.cast(y, dtype, "output", f"in {dtype}")
 
 
@@ -307,6 +365,138 @@ def _max_contributions(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, st
     numbers = np.arange(total, dtype=np.int32).reshape(*(a.window for a in ax), *([1] * (n + 2)))
     chosen = b.node("Equal", [first, b.const(numbers, "tap_numbers")], "chosen", "[WindowSize..., N, C, O...]: the chosen tap")
     return b.node("Where", [chosen, g, b.scalar(0.0, F32, "zero")], "contributions", "the gradient at its window's maximum")
+
+
+# -- conv_transpose (AVERAGE) ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Reach:
+    """One axis of the ones-kernel ConvTranspose: its full output holds positions [0, L) of the
+    padded input, L = (windows - 1) * Strides + WindowSize (input element i at L-position i +
+    StartPadding); symmetric `pad` (the CUDA EP hands asymmetric pads to the CPU EP) and
+    `extra` output_padding (< Strides: ONNX's bound) keep [pad, L + extra - pad), of which
+    [begin, end) is cropped and `zeros` zeros follow (input elements no window reaches)."""
+
+    pad: int
+    extra: int
+    begin: int
+    end: int
+    zeros: int
+
+    @property
+    def length(self) -> int:
+        return self.end - self.begin + self.zeros
+
+
+def _reach(a: Axis) -> _Reach | None:
+    """None where every window lies in StartPadding (no input element along this axis)."""
+    full = (a.windows - 1) * a.stride + a.window
+    if full <= a.start:
+        return None
+    want = a.start + a.size  # the input's elements end there
+    pad = min(a.start, (full - 1) // 2)  # at least one output element
+    while True:  # every reached element computed: [pad, full + extra - pad) holds [start, min(want, full))
+        extra = min(max(0, want - (full - pad)), a.stride - 1)
+        kept = full + extra - pad  # the ConvTranspose's output ends there
+        if kept >= min(want, full):
+            break
+        pad -= 1
+    return _Reach(pad, extra, a.start - pad, min(want, kept) - pad, want - min(want, kept))
+
+
+def _transposed(desc: OperatorDesc, b: GraphBuilder, c: str) -> str:
+    """AVERAGE's spread as one ConvTranspose of the averaged gradients [N * C, 1, O...] with a ones
+    kernel [1, 1, WindowSize...] and Strides: input element i sums the windows that hold it,
+    each gradient times 1 (exact, a NaN or an infinity reaching its own window's elements only);
+    a Slice and a Pad where the window geometry is not ConvTranspose's own."""
+    ax, sizes = axes(desc), desc.tensor(IN).sizes
+    out = list(desc.tensor(OUT).sizes)
+    reach = [_reach(a) for a in ax]
+    if any(r is None for r in reach):
+        return b.filled(out, 0.0, np.float32, "zeros", "every window in StartPadding: no input element")
+    rs = [r for r in reach if r is not None]
+    x = b.reshape(c, [sizes[0] * sizes[1], 1, *sizes[2:]], "one_channel", "[N * C, 1, O...]: one channel per image")
+    ones = b.const(np.ones((1, 1, *(a.window for a in ax)), np.float32), "ones")
+    attrs: dict[str, object] = {
+        "kernel_shape": [a.window for a in ax],
+        "strides": [a.stride for a in ax],
+        "pads": [r.pad for r in rs] * 2,
+    }
+    if any(r.extra for r in rs):
+        attrs["output_padding"] = [r.extra for r in rs]
+    y = b.node("ConvTranspose", [x, ones], "spread", "each window's averaged gradient to its elements", **attrs)
+    kept = [a.stride * (a.windows - 1) + a.window + r.extra - 2 * r.pad for a, r in zip(ax, rs, strict=True)]
+    y = b.reshape(y, [*out[:2], *kept], "images", "back to [N, C, ...]")
+    spatial = list(range(2, 2 + len(ax)))
+    if any(r.begin or r.end != k for r, k in zip(rs, kept, strict=True)):
+        y = b.slice(y, spatial, [r.begin for r in rs], [r.end for r in rs], "cropped", "the input's elements")
+    if any(r.zeros for r in rs):
+        pads = [0] * (2 + len(ax)) * 2
+        for i, r in enumerate(rs):
+            pads[2 + len(ax) + 2 + i] = r.zeros
+        y = b.node("Pad", [y, b.i64(pads, "zeros_pads")], "past_the_windows", "zeros where no window reaches")
+    return y
+
+
+# -- scatter (MAX) ---------------------------------------------------------------------------------
+
+
+def _flat_positions(ax: list[Axis], sizes: list[int], shift: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Row-major positions in a tensor of spatial `sizes`: each window's origin [O...] (its tap 0,
+    less StartPadding where `shift`: the input's coordinates, else the padded input's) and each
+    tap's offset from it [taps]."""
+    n = len(ax)
+    pitch = [math.prod(sizes[i + 1 :]) for i in range(n)]
+    origin = np.zeros((), np.int64)
+    for a, p in zip(ax, pitch, strict=True):
+        origin = np.add.outer(origin, (np.arange(a.windows) * a.stride - (a.start if shift else 0)) * p)
+    taps = itertools.product(*(range(a.window) for a in ax))
+    offsets = [sum(t * a.dilation * p for t, a, p in zip(tap, ax, pitch, strict=True)) for tap in taps]
+    return origin.astype(np.int64), np.array(offsets, np.int64)
+
+
+def _max_scatter(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], g: str) -> str:
+    """MAX's gradients added at their windows' first maxima: the floored input padded with -inf
+    (below every floored element, so a padding element is never a maximum), every window's
+    elements gathered at once [N, C, O..., taps], ArgMax over the taps (the first maximum: the
+    lowest logical index), its input position (tap offset + window origin), ScatterElements with
+    reduction add into zeros [N, C, X...] (each gradient added once, to one element)."""
+    dtype, ax = desc.tensor(X).data_type, axes(desc)
+    w = forward_window(desc)
+    xs, gs = list(desc.tensor(X).sizes), list(desc.tensor(IN).sizes)
+    x = inputs[X] if dtype == F32 else b.cast(inputs[X], F32, "input_float32", "in FLOAT32, exactly")
+    x = pooling._floored(b, x, dtype)
+    pads = b.i64([0, 0, *w.start, 0, 0, *w.end], "pads")
+    xp = b.node("Pad", [x, pads, b.scalar(-np.inf, F32, "below_all")], "padded", "-inf padding: never a maximum")
+    padded = [s + p + e for s, p, e in zip(xs[2:], w.start, w.end, strict=True)]
+    xp = b.reshape(xp, [*xs[:2], math.prod(padded)], "flat", "[N, C, padded elements]")
+    origin, offsets = _flat_positions(ax, padded, shift=False)
+    at = b.node(
+        "Add",
+        [b.const(origin[..., None], "window_origins"), b.const(offsets, "tap_offsets")],
+        "tap_positions",
+        "each tap's padded position: window origin + tap offset",
+    )
+    gathered = b.node("Gather", [xp, at], "window_elements", "[N, C, O..., taps]", axis=2)
+    first = b.node("ArgMax", [gathered], "first_max", "the first maximum's tap", axis=-1, keepdims=0)
+    origin, offsets = _flat_positions(ax, xs[2:], shift=True)
+    position = b.node("Gather", [b.const(offsets, "input_offsets"), first], "tap_offset", "the tap's offset in the input")
+    position = b.node("Add", [position, b.const(origin[None, None], "input_origins")], "position", "its input position")
+    inside = np.ones((), bool)
+    for a in ax:
+        inside = np.logical_and.outer(inside, a.inside().any(axis=1))
+    if not inside.all():  # windows entirely in padding: nothing, added to element 0
+        keep = b.const(inside.reshape(1, 1, *inside.shape), "some_element")
+        position = b.node("Where", [keep, position, b.scalar(0, dtypes.INT64, "element_0")], "valid_position", "element 0")
+        g = b.node("Where", [keep, g, b.scalar(0.0, F32, "nothing")], "valid_gradient", "0 for windows in padding")
+    count = math.prod(gs[2:])
+    position = b.reshape(position, [*gs[:2], count], "flat_positions", "[N, C, windows]")
+    g = b.reshape(g, [*gs[:2], count], "flat_gradients", "[N, C, windows]")
+    zeros = b.filled([*xs[:2], math.prod(xs[2:])], 0.0, np.float32, "zeros", "[N, C, input elements]")
+    doc = "each gradient added at its window's maximum"
+    y = b.node("ScatterElements", [zeros, position, g], "scattered", doc, axis=2, reduction="add")
+    return b.reshape(y, xs, "output_sizes", "[N, C, X...]")
 
 
 # -- reference --------------------------------------------------------------------------------

@@ -26,8 +26,9 @@ DirectML's own API refused or computed it (tests/test_quantize.py pins each):
   end (DirectML under Wine/vkd3d/lavapipe converts toward zero there, as ELEMENT_WISE_DEQUANTIZE_LINEAR
   does: tests/test_quantize.py pins it; the matrix's FLOAT16 products are exact).
   NaN and infinite scales propagate, subnormal products are kept.
-- SCALE alone: the zero point is 0 for INT8 and 128 for UINT8 (both ways: QUANTIZE maps 0.0 to 128
-  and DEQUANTIZE 128 to 0.0), not 0.
+- SCALE alone: the zero point is 0 for the signed types and the middle of the range for the
+  unsigned ones, 128 for UINT8 and 8 for UINT4 (both ways: QUANTIZE maps 0.0 to 128 and DEQUANTIZE
+  128 to 0.0), not 0.
 
 DYNAMIC_QUANTIZE_LINEAR: OutputTensor has InputTensor's Sizes, OutputZeroPointTensor its DataType,
 OutputScaleTensor and OutputZeroPointTensor one element (every size 1), all the same
@@ -58,8 +59,15 @@ DynamicQuantizeLinear, which the DirectML EP maps back onto this operator
 4 dimensions there: measured) and its scalar scale and zero point reshaped; DML_ONLY, since other
 EPs' kernels divide where DirectML multiplies by reciprocals (not checked bit for bit here).
 
-INT4 and UINT4, which the 6_3 tables list, are not modelled (dtypes has no packed 4-bit type:
-operator_table.PACKED_SUPPORT); a desc naming them is refused at its DataType.
+INT4 and UINT4 (the 6_3 tables: QUANTIZE's OutputTensor, DEQUANTIZE's InputTensor, their zero
+points) are the same rules in [-8, 7] and [0, 15]: QUANTIZE saturates there (NaN giving -8 or 0),
+SCALE alone implies 0 and 8. In the graphs and the reference they are INT8 and UINT8 holding one
+value an element (dtypes.INT4/UINT4); DirectML's buffers pack two a byte, element 2k in the low
+nibble, strides counting elements, DMLCalcBufferTensorSize's minimum the bytes up to the furthest
+element's nibble rounded up to 4; DirectML leaves the unused nibble of an odd count's last byte as
+it was (tensor.py packs and unpacks; tests/test_quantize.py pins each, and every 4-bit matrix case
+is bit for bit DirectML's). The lowering is the same nodes, clipped at the 4-bit bounds and cast to
+INT8/UINT8 (ONNX's own INT4/UINT4 of opset 21 are not used: the graphs' I/O stays one value a byte).
 """
 
 from __future__ import annotations
@@ -82,7 +90,6 @@ CANDIDATES = ("elementwise", "dynamic_quantize_linear")
 DML_ONLY = ("dynamic_quantize_linear",)
 DML_PREFERENCE = ("dynamic_quantize_linear",)
 COUNTS = {"SCALE": 1, "SCALE_ZERO_POINT": 2}
-UINT8_IMPLIED_ZERO_POINT = 128  # SCALE alone with UINT8 (measured)
 LEVELS_RECIPROCAL = np.float32(1) / np.float32(255)  # DYNAMIC_QUANTIZE_LINEAR's 1 / (Max - Min), measured
 MAX_RANK = 8  # the CUDA and DirectML EPs' elementwise broadcasting limit
 F32 = dtypes.FLOAT32
@@ -193,7 +200,7 @@ def _params(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> tupl
     if s_shape != list(s_sizes):
         params = {n: b.reshape(p, s_shape, f"{n}_blocked", f"the {n} broadcasting over each block") for n, p in params.items()}
     if "zero_point" not in params:
-        implied = UINT8_IMPLIED_ZERO_POINT if ints == dtypes.UINT8 else 0
+        implied = implied_zero_point(ints)
         params["zero_point"] = b.const(np.full([1] * len(s_shape), implied, ints.numpy), "implied_zero_point")
     return x, params["scale"], params["zero_point"], x_shape
 
@@ -259,6 +266,13 @@ def _saturated(b: GraphBuilder, r: str, out: dtypes.DataType, step: str) -> str:
 # -- the reference ----------------------------------------------------------------------------------
 
 
+def implied_zero_point(ints: dtypes.DataType) -> int:
+    """SCALE alone: 0 for the signed types, the middle of the range for the unsigned ones (128 for
+    UINT8, 8 for UINT4: measured both ways)."""
+    lo, hi = ints.range
+    return 0 if lo < 0 else (hi + 1) // 2
+
+
 def blocks(p: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
     """A scale or zero point at the input's sizes: each element repeated over its block."""
     for axis, (s, n) in enumerate(zip(p.shape, sizes, strict=True)):
@@ -269,18 +283,20 @@ def blocks(p: np.ndarray, sizes: tuple[int, ...]) -> np.ndarray:
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray | dict[str, np.ndarray]:
     if desc.schema.name == DYNAMIC:
         return _dynamic_reference(desc, inputs)
-    out = desc.tensor("OutputTensor").data_type.numpy
-    ints = out if desc.schema.name == QUANTIZE else desc.tensor("InputTensor").data_type.numpy
+    out = desc.tensor("OutputTensor").data_type
+    ints = out if desc.schema.name == QUANTIZE else desc.tensor("InputTensor").data_type
     x = inputs["InputTensor"]
     scale = blocks(inputs[SCALE], x.shape)
     if desc["QuantizationType"] == "SCALE_ZERO_POINT":
         zero = blocks(inputs[ZERO_POINT], x.shape)
     else:
-        zero = np.full(x.shape, UINT8_IMPLIED_ZERO_POINT if ints == np.uint8 else 0, ints)
+        zero = np.full(x.shape, implied_zero_point(ints), ints.numpy)
     with np.errstate(all="ignore"):
         if desc.schema.name == QUANTIZE:
-            return _saturated_reference(_q_reference(x, scale, zero), out, float(np.iinfo(out).min))
-        return _dq_reference(x, scale, zero).astype(out)
+            lo, hi = out.range
+            r = _q_reference(x, scale, zero)
+            return np.clip(np.where(np.isnan(r), np.float32(lo), r), lo, hi).astype(out.numpy)
+        return _dq_reference(x, scale, zero).astype(out.numpy)
 
 
 def _dynamic_reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:

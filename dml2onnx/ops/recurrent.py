@@ -25,9 +25,9 @@ clip bounds an activation's input to [-ClipThreshold, ClipThreshold] where UseCl
 
 Sequence lengths (SequenceLengthsTensor, per batch entry): the forward direction runs t = 0 ..
 len - 1, the backward one t = len - 1 .. 0 (each entry's own last step first); OutputSequenceTensor
-is 0 at t >= len, and the single outputs hold the state after the entry's last step. Lengths
-beyond seq_length are outside the pages' range: the reference reads them as seq_length (DirectML's
-backward direction agrees, its forward one gives other values: not settled, not tested).
+is 0 at t >= len, and the single outputs hold the state after the entry's last step. The pages
+say nothing of lengths beyond seq_length, or of 0: DirectML's rules below (data, not the desc:
+nothing to refuse at parse time).
 
 What DirectML's own API computed (every matrix case, tests/test_recurrent.py pins the values):
 - where the pages are silent: a batch entry of length 0 in the forward direction still takes
@@ -35,6 +35,14 @@ What DirectML's own API computed (every matrix case, tests/test_recurrent.py pin
   the initial states); in the backward direction it keeps HiddenInitTensor and CellMemInitTensor.
   CELU as an activation of GRU or LSTM fails CompileOperator (E_UNEXPECTED): refused here; RNN
   takes it. Every other fusable activation (with its parameters) works in all three.
+- lengths beyond seq_length (page silent): read as seq_length (UINT32: 2^31 and 2^32 - 1 too) by
+  both directions' steps, OutputSequenceTensor and OutputCellSingleTensor, but the forward
+  OutputSingleTensor is 0 there, as at a length of 0: DirectML's forward direction writes it at
+  step len - 1, and there is none. Well defined, not garbage: probed with every cell, direction
+  and output, FLOAT32 and FLOAT16, with and without initial states and OutputSequenceTensor, and
+  with InputTensor's and OutputSequenceTensor's buffers padded past their ends (marker values):
+  no X is read and nothing is written past seq_length. The DirectML EP's ONNX node (onnx_node)
+  computes the same (every matrix case with lengths, under Wine).
 - where the LSTM page is wrong: its output gate reads P_o * C_{t-1} and H_t = o_t * h(c_t) (the
   cell gate); DirectML computes P_o * C_t and h(C_t), as ONNX's LSTM does (the DirectML EP maps
   ONNX's LSTM straight onto this operator): the reference follows DirectML (a documentation error,
@@ -47,9 +55,10 @@ Lowerings:
   step: one MatMul of every X_t by W^T (plus Wb) up front, then per step a MatMul by R^T (plus
   Rb), the gates (Slice), clip (Clip), the activations (the fused-activation lowerings of
   activations.py), and with sequence lengths a Where per state keeping it past an entry's length
-  (the forward direction's step 0 unmasked, as DirectML) and one zeroing OutputSequenceTensor;
-  FLOAT16 is computed in FLOAT32 and rounded once. Every node is one the CPU, CUDA and DirectML EPs
-  register; the graph grows with seq_length (about 15 nodes per step and direction).
+  (the forward direction's step 0 unmasked, as DirectML), one zeroing OutputSequenceTensor and
+  one the forward OutputSingleTensor outside 0 < len <= seq_length; FLOAT16 is computed in
+  FLOAT32 and rounded once. Every node is one the CPU, CUDA and DirectML EPs register; the graph
+  grows with seq_length (about 15 nodes per step and direction).
 - "onnx_node" (the dml target only: DML_ONLY, DML_PREFERENCE): ONNX's RNN, GRU or LSTM, which the
   DirectML EP turns back into this operator (DmlOperatorRecurrentNeuralNetwork.cpp: X [seq, batch,
   input] and the others without their leading 1s, sequence_lens INT32 read as UINT32, the
@@ -57,14 +66,30 @@ Lowerings:
   input_forget, linear_before_reset), where every activation is one that EP maps: RELU,
   LEAKY_RELU, THRESHOLDED_RELU, TANH, SCALED_TANH, SIGMOID, HARD_SIGMOID, ELU, SOFTSIGN (not
   SOFTPLUS: the EP leaves its Steepness unset; not LINEAR, IDENTITY, the ELUs' variants, SHRINK,
-  GELU, PARAMETRIC_SOFTPLUS). The CPU EP's kernels compute every FLOAT32 matrix case with lengths of
-  at least 1 as DirectML does (tests/test_recurrent.py); at a length of 0 they differ.
-- Not emitted on the portable and cuda targets: ONNX's nodes. The CUDA EP runs them through
-  cuDNN (onnxruntime/core/providers/cuda/rnn/), which reads neither `activations` (cuDNN's fixed
-  sigmoid/tanh; RNN's Tanh or Relu only), `clip`, `input_forget` nor the peepholes, has cuDNN's
-  GRU formula (linear before reset), zeroes every output of a length-0 entry, and cannot be
-  checked here; the CPU EP has no FLOAT16 kernels. A cuda-target candidate for the default cells
-  waits for a GPU session to measure it against the unrolled graph.
+  GELU, PARAMETRIC_SOFTPLUS). The CPU EP's kernels compute every FLOAT32 matrix case with lengths
+  from 1 to seq_length as DirectML does (tests/test_recurrent.py); at a length of 0 they differ,
+  and they refuse one beyond seq_length.
+- "cudnn" (the cuda target only: CUDA_ONLY): the same ONNX node (one builder, `_rnn_node`), which
+  the CUDA EP runs through cuDNN (onnxruntime/core/providers/cuda/rnn/cudnn_rnn_base.cc), for the
+  cells cuDNN computes (`cudnn_cell`): the EP falls back to the CPU EP (RNNNeedFallbackToCPU in
+  cuda_execution_provider.cc) for activation_alpha, activation_beta or clip, activations other
+  than the cells' own (RNN Tanh, not Relu, which cuDNN has; GRU Sigmoid, Tanh; LSTM Sigmoid,
+  Tanh, Tanh), input_forget, linear_before_reset 0 (cuDNN's GRU is LinearBeforeReset's) and
+  peepholes, which its kernel never reads. cuDNN takes lengths from 1 to seq_length only (the EP runs a 0 as 1 and zeroes every
+  output of that entry, initial states lost): the graph clamps them to [1, seq_length] and then
+  restores DirectML's rules with Where nodes (`_directml_lengths`: 0 for a length of 0 in
+  OutputSequenceTensor, the forward OutputSingleTensor 0 past seq_length, the backward states
+  at their initial values at a length of 0). FLOAT16 is computed in FLOAT32 (Cast around it), as
+  the unrolled graph does. The CPU EP's kernels compute the same ONNX semantics for lengths 1 to
+  seq_length and stand in for cuDNN's in the tests (every matrix case it applies to: 55). For
+  FLOAT32 the CUDA EP sets CUDNN_DEFAULT_MATH (CudnnRNN::Set in cudnn_rnn_base.h), which lets
+  cuDNN use TF32 tensor cores on Ampere and later GPUs (PyTorch asks for CUDNN_FMA_MATH when TF32
+  is off; runtime.py's use_tf32=0 does not reach this descriptor in the source read): the GPU
+  matrix and the benchmark's kernel names settle whether its values stay within
+  tolerances.recurrent.
+- The choice (`choose`): cudnn on the cuda target where it applies (one node instead of about 15
+  per step and direction: the unrolled LSTM of 64 steps launched 905 kernels on an H200, 0.27x
+  cuDNN's time); the unrolled graph elsewhere.
 """
 
 from __future__ import annotations
@@ -81,9 +106,18 @@ from ..schema import OperatorSchema
 from ..targets import DML_NODE_DOC
 from . import activations, common
 
-CANDIDATES = ("unrolled", "onnx_node")
+CANDIDATES = ("unrolled", "onnx_node", "cudnn")
 DML_ONLY = ("onnx_node",)
 DML_PREFERENCE = ("onnx_node",)
+CUDA_ONLY = ("cudnn",)
+CUDNN_DOC = "ONNX's node for the CUDA EP's cuDNN kernels (recurrent.py: cudnn)"
+# The activations of the cells cuDNN computes, per direction (cuda_execution_provider.cc's
+# activations_supported: RNN's Relu, which cuDNN has, is not among them)
+CUDNN_ACTIVATIONS = {
+    "RNN": ("ACTIVATION_TANH",),
+    "GRU": ("ACTIVATION_SIGMOID", "ACTIVATION_TANH"),
+    "LSTM": ("ACTIVATION_SIGMOID", "ACTIVATION_TANH", "ACTIVATION_TANH"),
+}
 # The activations the DirectML EP maps from ONNX names onto DirectML's (InitActivationDescs in
 # DmlOperatorRecurrentNeuralNetwork.cpp), with the fields it passes as activation_alpha and
 # activation_beta. Softplus is left out: the EP leaves its Steepness unset.
@@ -250,7 +284,9 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> dict[str, np
                 h = np.where(live, h_new, h)
                 cm = np.where(live, c_new, cm)
                 h_all[t, k] = np.where((t < lengths)[:, None], h_new, 0)
-            single.append(h if backward else np.where((lengths == 0)[:, None], 0, h))
+            # DirectML's forward OutputSingleTensor holds H after step len - 1, where there is one:
+            # 0 for a length of 0 and for one beyond seq_length (the backward direction ends at t = 0)
+            single.append(h if backward else np.where(((lengths == 0) | (lengths > d.seq))[:, None], 0, h))
             cell_single.append(cm)
     values = {
         "OutputSequenceTensor": h_all,
@@ -312,39 +348,72 @@ def _step(
 def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
     if candidate == "onnx_node":
         return all(a.schema.name in ONNX_ACTIVATIONS for a in desc["ActivationDescs"])
+    if candidate == "cudnn":
+        return cudnn_cell(desc)
     return True
+
+
+def cudnn_cell(desc: OperatorDesc) -> bool:
+    """Whether the desc is a cell cuDNN computes, with the ONNX node's attributes the CUDA EP takes
+    (RNNNeedFallbackToCPU in cuda_execution_provider.cc: no activation_alpha, activation_beta nor
+    clip, its activations only, input_forget 0, linear_before_reset 1, no peepholes)."""
+    op = desc.schema.name
+    if [a.schema.name for a in desc["ActivationDescs"]] != list(CUDNN_ACTIVATIONS[op]) * directions(desc):
+        return False
+    if op == "GRU":
+        return bool(desc["LinearBeforeReset"])
+    if op == "LSTM":
+        return desc.optional_tensor("PeepholeTensor") is None and not desc["UseClipThreshold"] and not desc["CoupleInputForget"]
+    return True
+
+
+def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
+    """On the `cuda` target, cuDNN's kernels where they apply (one node instead of about 15 per step
+    and direction); the unrolled graph elsewhere. On the H100, 64 steps, batch 64, 512 -> 512 FLOAT32
+    (benchmarks/results/h100-part4-2026-11-23.md): LSTM 1.97 ms against the unrolled 9.16 and
+    torch.nn.LSTM's 1.77, GRU 1.85 ms against 10.2 and torch.nn.GRU's 1.79."""
+    return "cudnn" if target == "cuda" and "cudnn" in options else "unrolled"
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> dict[str, str]:
     if b.variant == "onnx_node":
         return _onnx_node(desc, b, inputs)
+    if b.variant == "cudnn":
+        return _cudnn(desc, b, inputs)
     return _unrolled(desc, b, inputs)
 
 
 def _onnx_node(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> dict[str, str]:
-    """ONNX's RNN, GRU or LSTM node, which the DirectML EP maps back onto this operator: DirectML's
-    tensors without their leading 1s (X [seq, batch, input], W [D, G*hidden, input], ...), the
-    lengths as INT32 (the EP reads them as UINT32 again), the activations by ONNX name."""
+    """The dml target's ONNX node, which the DirectML EP maps back onto this operator: the lengths
+    as INT32 (the EP reads them as UINT32 again), every type as it is."""
+    lengths = inputs.get("SequenceLengthsTensor")
+    if lengths is not None:
+        lengths = b.cast(lengths, dtypes.INT32, "lengths_int32", "sequence_lens as INT32")
+    return _rnn_node(desc, b, inputs, lengths, DML_NODE_DOC)
+
+
+def _rnn_node(desc: OperatorDesc, b: GraphBuilder, values: dict[str, str], lengths: str | None, doc: str) -> dict[str, str]:
+    """ONNX's RNN, GRU or LSTM node over `values` (DirectML's tensors by field) and INT32
+    sequence_lens `lengths`: DirectML's tensors without their leading 1s (X [seq, batch, input],
+    W [D, G*hidden, input], ...), the activations by ONNX name with their parameters, clip only
+    where UseClipThreshold; each output the desc asks for, in DirectML's shape."""
     d, op = dims(desc), desc.schema.name
 
     def shaped(name: str, sizes: list[int]) -> str:
-        v = inputs.get(name)
+        v = values.get(name)
         if v is None:
             return ""
         return b.reshape(v, sizes, f"{name}_onnx", f"{name} in ONNX's layout")
 
     gh = cell(desc).gates * d.hidden
     state = [d.directions, d.batch, d.hidden]
-    lengths = ""
-    if inputs.get("SequenceLengthsTensor") is not None:
-        as_int32 = b.cast(inputs["SequenceLengthsTensor"], dtypes.INT32, "lengths_int32", "sequence_lens as INT32")
-        lengths = b.reshape(as_int32, [d.batch], "lengths", "sequence_lens [batch]")
+    sequence_lens = "" if lengths is None else b.reshape(lengths, [d.batch], "lengths", "sequence_lens [batch]")
     node_inputs = [
         shaped("InputTensor", [d.seq, d.batch, d.input]),
         shaped("WeightTensor", [d.directions, gh, d.input]),
         shaped("RecurrenceTensor", [d.directions, gh, d.hidden]),
         shaped("BiasTensor", [d.directions, 2 * gh]),
-        lengths,
+        sequence_lens,
         shaped("HiddenInitTensor", state),
     ]
     if op == "LSTM":
@@ -371,7 +440,7 @@ def _onnx_node(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> d
     fields = ["OutputSequenceTensor", "OutputSingleTensor", "OutputCellSingleTensor"][: 3 if op == "LSTM" else 2]
     wanted = [f for f in fields if desc.optional_tensor(f) is not None]
     count = max(fields.index(f) for f in wanted) + 1
-    outs = b.node_outputs(op, node_inputs, op.lower(), DML_NODE_DOC, n_outputs=count, **attrs)
+    outs = b.node_outputs(op, node_inputs, op.lower(), doc, n_outputs=count, **attrs)
     result = {}
     for f in wanted:
         v = outs[fields.index(f)]
@@ -379,18 +448,91 @@ def _onnx_node(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> d
     return result
 
 
+def _cudnn(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> dict[str, str]:
+    """The cuda target's ONNX node, which the CUDA EP runs through cuDNN: FLOAT16 computed in
+    FLOAT32, the lengths clamped to [1, seq_length] (cuDNN takes no other), DirectML's rules for
+    the others restored after it (`_directml_lengths`)."""
+    d = dims(desc)
+    values = _in_float32(desc, b, inputs)
+    raw = inputs.get("SequenceLengthsTensor")
+    if raw is None:
+        return _in_type(desc, b, _rnn_node(desc, b, values, None, CUDNN_DOC))
+    length = b.reshape(b.cast(raw, dtypes.INT64, "lengths_int64", "the lengths as INT64"), [d.batch, 1], "length", "a column")
+    at_least_1 = b.node("Max", [length, b.i64(1, "one")], "length_at_least_1", "max(length, 1)")
+    clamped = b.node("Min", [at_least_1, b.i64(d.seq, "seq_length")], "length_clamped", "min(max(length, 1), seq_length)")
+    as_int32 = b.cast(clamped, dtypes.INT32, "lengths_int32", "sequence_lens as INT32")
+    result = _rnn_node(desc, b, values, as_int32, CUDNN_DOC)
+    return _in_type(desc, b, _directml_lengths(desc, b, result, values, length))
+
+
+def _directml_lengths(
+    desc: OperatorDesc, b: GraphBuilder, result: dict[str, str], values: dict[str, str], length: str
+) -> dict[str, str]:
+    """DirectML's outputs from those of a node that ran every batch entry for its length clamped to
+    [1, seq_length] (`length`: the lengths as they are, INT64 [batch, 1]): a length beyond
+    seq_length runs seq_length steps there too, but DirectML's forward OutputSingleTensor is 0
+    (no step len - 1); a length of 0 took step 0 there, as DirectML's forward direction does (its
+    cell state is DirectML's), but outputs no H_0 and leaves the backward direction's states at
+    HiddenInitTensor and CellMemInitTensor."""
+    d = dims(desc)
+    backward = [desc["Direction"] == "BACKWARD" or k == 1 for k in range(d.directions)]
+    zero = b.scalar(0.0, F32, "zero")
+    empty = b.node("Equal", [length, b.i64(0, "zero_length")], "empty", "length 0")
+
+    def rows(cond: str, want_backward: bool, step: str) -> str:
+        """`cond` [batch, 1] on the directions that are (not) backward, [1, D, batch, 1]."""
+        picked = [k == want_backward for k in backward]
+        if all(picked):
+            return cond
+        mask = b.const(np.array(picked).reshape(1, d.directions, 1, 1), f"{step}_directions")
+        return b.node("And", [mask, cond], step, "on the " + ("backward" if want_backward else "forward") + " direction")
+
+    out = dict(result)
+    if "OutputSequenceTensor" in out:
+        out["OutputSequenceTensor"] = b.node(
+            "Where", [empty, zero, out["OutputSequenceTensor"]], "sequence_empty", "0 for a length of 0 (not step 0's H)"
+        )
+    if "OutputSingleTensor" in out:
+        h = out["OutputSingleTensor"]
+        if not all(backward):
+            beyond = b.node("Less", [b.i64(d.seq, "seq_length_limit"), length], "beyond", "length > seq_length")
+            no_last = b.node("Or", [empty, beyond], "no_last_step", "no step len - 1")
+            h = b.node("Where", [rows(no_last, False, "forward_no_last"), zero, h], "single_forward", "0: no step len - 1")
+        if any(backward):
+            h0 = values.get("HiddenInitTensor") or zero
+            h = b.node("Where", [rows(empty, True, "backward_empty"), h0, h], "single_backward", "H_0 where length 0")
+        out["OutputSingleTensor"] = h
+    if "OutputCellSingleTensor" in out and any(backward):
+        c0 = values.get("CellMemInitTensor") or zero
+        cond = rows(empty, True, "backward_empty_cell")
+        out["OutputCellSingleTensor"] = b.node(
+            "Where", [cond, c0, out["OutputCellSingleTensor"]], "cell_backward", "C_0 where length 0"
+        )
+    return out
+
+
+def _in_float32(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> dict[str, str]:
+    """The float inputs in FLOAT32: FLOAT16 is computed in FLOAT32 and rounded once (`_in_type`)."""
+    if desc.tensor("InputTensor").data_type != dtypes.FLOAT16:
+        return dict(inputs)
+    return {
+        k: v if v is None or k == "SequenceLengthsTensor" else b.cast(v, F32, f"{k}_to_float32", f"{k} in FLOAT32")
+        for k, v in inputs.items()
+    }
+
+
+def _in_type(desc: OperatorDesc, b: GraphBuilder, result: dict[str, str]) -> dict[str, str]:
+    """Each FLOAT32 output in the desc's type."""
+    dtype = desc.tensor("InputTensor").data_type
+    if dtype != dtypes.FLOAT16:
+        return result
+    return {k: b.cast(v, dtype, f"{k}_to_float16", f"{k} in FLOAT16") for k, v in result.items()}
+
+
 def _unrolled(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> dict[str, str]:
     d, c, op = dims(desc), cell(desc), desc.schema.name
-    dtype = desc.tensor("InputTensor").data_type
-    half = dtype == dtypes.FLOAT16
-
-    def f32(name: str) -> str | None:
-        v = inputs.get(name)
-        if v is None or not half:
-            return v
-        return b.cast(v, F32, f"{name}_to_float32", f"{name} in FLOAT32")
-
-    x = b.reshape(f32("InputTensor"), [d.seq, d.batch, d.input], "x", "X as [seq_length, batch, input]")
+    floats = _in_float32(desc, b, inputs)
+    x = b.reshape(floats["InputTensor"], [d.seq, d.batch, d.input], "x", "X as [seq_length, batch, input]")
     lengths = None
     if inputs.get("SequenceLengthsTensor") is not None:
         lengths = b.reshape(
@@ -405,7 +547,7 @@ def _unrolled(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> di
     for k in range(d.directions):
         backward = desc["Direction"] == "BACKWARD" or k == 1
         run = _Direction(desc, b, f"{'backward' if backward else 'forward'}", k, d, c, op)
-        run.load(f32)
+        run.load(floats)
         xw = run.input_projection(x)
         steps = range(d.seq - 1, -1, -1) if backward else range(d.seq)
         outs: dict[int, str] = {}
@@ -433,7 +575,9 @@ def _unrolled(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> di
                 first_live = live
         final = run.h
         if lengths is not None and not backward:
-            final = b.node("Where", [first_live, final, zero], f"{run.tag}_single", "0 where the length is 0 (DirectML)")
+            within = b.node("Less", [lengths, b.i64(d.seq + 1, "seq_length_plus_1")], "within", "length <= seq_length")
+            ended = b.node("And", [first_live, within], "ended", "0 < length <= seq_length: a step len - 1 was taken")
+            final = b.node("Where", [ended, final, zero], f"{run.tag}_single", "0 where no step len - 1 (DirectML)")
         singles.append(b.reshape(final, state, f"{run.tag}_single_4d", "the last H_t as [1, 1, batch, hidden]"))
         if run.c is not None:
             cells.append(b.reshape(run.c, state, f"{run.tag}_cell_4d", "the last C_t as [1, 1, batch, hidden]"))
@@ -445,10 +589,7 @@ def _unrolled(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> di
         values["OutputSequenceTensor"] = _concat(b, seq_parts, 1, "sequence", "[seq_length, num_directions, batch, hidden]")
     if cells:
         values["OutputCellSingleTensor"] = _concat(b, cells, 1, "cell_single", "the last C_t of each direction")
-    result = {k: values[k] for k in desc.outputs}
-    if not half:
-        return result
-    return {k: b.cast(v, dtype, f"{k}_to_float16", f"{k} in FLOAT16") for k, v in result.items()}
+    return _in_type(desc, b, {k: values[k] for k in desc.outputs})
 
 
 def _concat(b: GraphBuilder, parts: list[str], axis: int, step: str, doc: str) -> str:
@@ -471,22 +612,22 @@ class _Direction:
         part = v if self.d.directions == 1 else b.slice(v, [axis], [self.k], [self.k + 1], f"{self.tag}_{name}_slice", doc)
         return b.reshape(part, [-1] if size is None else [size, -1], f"{self.tag}_{name}", doc)
 
-    def load(self, f32: object) -> None:
+    def load(self, floats: dict[str, str]) -> None:
         b, d, g = self.b, self.d, self.cell.gates
         gh = g * d.hidden
-        w = self._slice(f32("WeightTensor"), 1, "w", "W of this direction", gh)  # type: ignore[operator]
+        w = self._slice(floats["WeightTensor"], 1, "w", "W of this direction", gh)
         self.w_t = b.transpose(w, [1, 0], f"{self.tag}_w_t", "W^T [input, gates * hidden]")
-        r = self._slice(f32("RecurrenceTensor"), 1, "r", "R of this direction", gh)  # type: ignore[operator]
+        r = self._slice(floats["RecurrenceTensor"], 1, "r", "R of this direction", gh)
         self.r = r
         self.r_t = b.transpose(r, [1, 0], f"{self.tag}_r_t", "R^T [hidden, gates * hidden]")
-        bias = f32("BiasTensor")  # type: ignore[operator]
+        bias = floats.get("BiasTensor")
         self.wb = self.rb = None
         if bias is not None:
             flat = self._slice(bias, 2, "bias", "the biases of this direction")
             self.wb = b.slice(flat, [0], [0], [gh], f"{self.tag}_wb", "Wb of every gate")
             self.rb = b.slice(flat, [0], [gh], [2 * gh], f"{self.tag}_rb", "Rb of every gate")
         shape = [d.batch, d.hidden]
-        h0, c0 = f32("HiddenInitTensor"), f32("CellMemInitTensor")  # type: ignore[operator]
+        h0, c0 = floats.get("HiddenInitTensor"), floats.get("CellMemInitTensor")
         zeros = None
         if h0 is None or (self.op == "LSTM" and c0 is None):
             zeros = b.filled(shape, 0.0, np.float32, f"{self.tag}_zeros", "a zero state")
@@ -495,7 +636,7 @@ class _Direction:
         if self.op == "LSTM":
             self.c = zeros if c0 is None else self._slice(c0, 1, "c0", "C_0 of this direction", d.batch)
         self.p = None
-        peep = f32("PeepholeTensor")  # type: ignore[operator]
+        peep = floats.get("PeepholeTensor")
         if self.op == "LSTM" and peep is not None:
             flat = self._slice(peep, 2, "peephole", "P of this direction")
             self.p = [

@@ -428,7 +428,7 @@ class _Axis:
             "in_count",
             "in-bounds samples per output element [R, O, 1]",
         )
-        self.k = k
+        self.k, self.t, self.pos, self.step = k, t, pos, step  # ROI_ALIGN_GRAD's too (roi_align_grad.py)
         clamped = node("Clip", [pos, s(0, "clip_lo"), s(size - 1, "clip_hi")], "clamped", "clamped into the input")
         if desc["InterpolationMode"] == "NEAREST_NEIGHBOR":
             nearest = node(
