@@ -45,18 +45,19 @@ the sums divided by n. No ONNX node maps onto these operators on the DirectML EP
 BatchNormalizationGrad is a training kernel outside its registrations): every target takes this
 graph, whose nodes the CPU, CUDA and DirectML EPs all run in FLOAT32.
 
-The candidate "leading_first" (every target; `choose` left to the CUDA EP's measurement,
-reduce_chain stays the default) is the same graph with each of its two sums taken in two
-ReduceSums: first over the run of reduced axes from axis 0 (N of a per-channel NCHW sum), then
-over the other reduced axes of that N-times smaller result. The CUDA EP's ReduceSum takes its own
-row-reduction kernel (reduce_matrix_rows: ReduceSum sets fast_reduction_, reduction_ops.cc and
-reduction_functions.cc's get_applicable_matrix_reduction) only where the reduced axes, those of
-size 1 aside, are a leading run; axes (0, 2, 3) of NCHW go to cuDNN's reduce_tensor_kernel (986 us
-of the 1363 on the H200 for 32x256x56x56, benchmarks/results/h200-part4-2026-11-23.md). It applies
-where both runs hold an axis of more than one element (`split_axes`); the sums' order changes,
-which tolerances.batch_normalization_grad's bound allows (any order), and every formula step stays
-as above (the DirectML EP under Wine ran 31 of its 62 matrix cases, every node on it, matching).
-Nodes (TRAINING_GRAD, per channel): Add, Sqrt, Sub, Mul, ReduceSum x4, Div x5, Sub, Mul, Sub, Mul."""
+The candidate "leading_first" (every target; `choose` takes it where it applies: 0.69 ms against
+reduce_chain's 1.71 on the H100, benchmarks/results/h100-part4-2026-11-23.md) is the same graph with
+each of its two sums taken in two ReduceSums: first over the run of reduced axes from axis 0 (N of a
+per-channel NCHW sum), then over the other reduced axes of that N-times smaller result. The CUDA
+EP's ReduceSum takes its own row-reduction kernel (reduce_matrix_rows: ReduceSum sets
+fast_reduction_, reduction_ops.cc and reduction_functions.cc's get_applicable_matrix_reduction) only
+where the reduced axes, those of size 1 aside, are a leading run; axes (0, 2, 3) of NCHW go to
+cuDNN's reduce_tensor_kernel (986 us of the 1363 on the H200 for 32x256x56x56,
+benchmarks/results/h200-part4-2026-11-23.md). It applies where both runs hold an axis of more than
+one element (`split_axes`); the sums' order changes, which tolerances.batch_normalization_grad's
+bound allows (any order), and every formula step stays as above (the DirectML EP under Wine ran 31
+of its 62 matrix cases, every node on it, matching). Nodes (TRAINING_GRAD, per channel): Add, Sqrt,
+Sub, Mul, ReduceSum x4, Div x5, Sub, Mul, Sub, Mul."""
 
 from __future__ import annotations
 

@@ -73,8 +73,9 @@ the matrix. QUANTIZED_LINEAR's graph puts a Reshape between a bare MatMulInteger
 ONNX Runtime fuses MatMulInteger -> Cast -> Mul by a Mul's product into com.microsoft
 MatMulIntegerToFloat on the CPU and DirectML EPs, whose product of the scales differs from
 DirectML's order on ties (12 of the ties case's 4096). ONNX MatMulInteger on the original types
-would be one node, but the CUDA EP lacks UINT8 and per-row or per-column zero points. Not
-measured on a GPU yet: no `choose` rule, "float32_chunks" stays the default.
+would be one node, but the CUDA EP lacks UINT8 and per-row or per-column zero points. `choose`
+takes "integer" where it applies (the H100, 4096^3: 1.13 ms against float32_chunks' 6.09, the
+same as torch._int_mm; exact there on the benchmark's cases and every matrix case on the CUDA EP).
 
 "native" (DML_ONLY, preferred on the `dml` target): MatMulInteger and QLinearMatMul, which
 the DirectML EP turns back into MATRIX_MULTIPLY_INTEGER and QUANTIZED_LINEAR_MATRIX_MULTIPLY

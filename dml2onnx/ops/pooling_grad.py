@@ -48,10 +48,11 @@ gradient puts NaN where DirectML has none (AVERAGE's ones kernel has no 0: conv_
 The DirectML EP registers no ONNX node that maps onto these operators (MaxPoolGrad and
 AveragePoolGrad are training operators outside its registrations): no `dml` preference.
 
-Two faster candidates (choices.py; `choose` left to the CUDA EP's measurement: taps stays the
-default), each exact against the reference on every matrix case (the CPU EP):
-- "conv_transpose" (AVERAGE, every target): the averaged gradients [N * C, 1, O...] through one
-  ConvTranspose with a ones kernel [1, 1, WindowSize...], Strides, symmetric pads (the CUDA EP hands
+Two faster candidates (choices.py; `choose` takes them where they apply, measured on the H100),
+each exact against the reference on every matrix case (the CPU EP):
+- "conv_transpose" (AVERAGE, every target): the averaged gradients [N, C, O...] through one
+  depthwise ConvTranspose (group C: no Reshape makes the output, which would be a copy there) with a
+  ones kernel [C, 1, WindowSize...], Strides, symmetric pads (the CUDA EP hands
   asymmetric ones to the CPU EP, ConvTransposeNeedFallbackToCPU) and output_padding below Strides
   (ONNX's bound) for the windows' last elements; a Slice and a Pad only where the geometry is not
   ConvTranspose's own (padding as large as the window, windows past the padded input, fewer
@@ -59,8 +60,9 @@ default), each exact against the reference on every matrix case (the CPU EP):
   own window's elements only (on the CPU EP; cuDNN may pick an FFT or Winograd algorithm, whose
   transforms mix neighbouring values: finite gradients stay within tolerances.training_grad, a
   non-finite one may spread; the DirectML EP under Wine ran all 26 AVERAGE matrix cases so, every
-  node on it, matching). Nodes for the ResNet-50 stem (3x3, stride 2, padding 1 over 112 x 112):
-  Div, Reshape, ConvTranspose, Reshape
+  node on it, matching; the CUDA EP kept the non-finite gradients in their windows in every matrix
+  case with them and at the benchmark size). Nodes for the ResNet-50 stem (3x3, stride 2, padding 1
+  over 112 x 112): Div, ConvTranspose
   (FLOAT16: a Cast before and after, FLOAT32 inside as taps, so tolerances.training_grad's bound
   holds as derived: sums of at most POOLING_WINDOW FLOAT32 terms, one FLOAT16 rounding; with the
   CUDA EP's use_tf32 on, its default, which dml2onnx's sessions turn off, cuDNN would round each
@@ -300,7 +302,8 @@ def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
 def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
     """conv_transpose (AVERAGE) and scatter (MAX, `cuda` only) wherever they apply: on the H100,
     3x3 stride 2 over 32x64x112x112 FLOAT32 (benchmarks/results/h100-part4-2026-11-23.md),
-    AVERAGE 0.45 ms against taps' 1.18 (PyTorch's backward 0.58), MAX 0.97 ms against taps' 20.4
+    AVERAGE 0.37 ms against taps' 1.18 (PyTorch's backward 0.57; 0.45 ms
+    when the ConvTranspose ran on [N * C, 1, ...] and a Reshape made the output), MAX 0.97 ms against taps' 20.4
     (PyTorch's 0.35, which reads the forward's saved indices)."""
     return next((c for c in ("conv_transpose", "scatter") if c in options), options[0])
 
@@ -406,8 +409,8 @@ def _reach(a: Axis) -> _Reach | None:
 
 
 def _transposed(desc: OperatorDesc, b: GraphBuilder, c: str) -> str:
-    """AVERAGE's spread as one ConvTranspose of the averaged gradients [N * C, 1, O...] with a ones
-    kernel [1, 1, WindowSize...] and Strides: input element i sums the windows that hold it,
+    """AVERAGE's spread as one depthwise ConvTranspose (group C) of the averaged gradients with a
+    ones kernel [C, 1, WindowSize...] and Strides: input element i sums the windows that hold it,
     each gradient times 1 (exact, a NaN or an infinity reaching its own window's elements only);
     a Slice and a Pad where the window geometry is not ConvTranspose's own."""
     ax, sizes = axes(desc), desc.tensor(IN).sizes
@@ -416,18 +419,19 @@ def _transposed(desc: OperatorDesc, b: GraphBuilder, c: str) -> str:
     if any(r is None for r in reach):
         return b.filled(out, 0.0, np.float32, "zeros", "every window in StartPadding: no input element")
     rs = [r for r in reach if r is not None]
-    x = b.reshape(c, [sizes[0] * sizes[1], 1, *sizes[2:]], "one_channel", "[N * C, 1, O...]: one channel per image")
-    ones = b.const(np.ones((1, 1, *(a.window for a in ax)), np.float32), "ones")
+    channels = sizes[1]
+    ones = b.const(np.ones((channels, 1, *(a.window for a in ax)), np.float32), "ones")
     attrs: dict[str, object] = {
         "kernel_shape": [a.window for a in ax],
         "strides": [a.stride for a in ax],
         "pads": [r.pad for r in rs] * 2,
+        "group": channels,
     }
     if any(r.extra for r in rs):
         attrs["output_padding"] = [r.extra for r in rs]
-    y = b.node("ConvTranspose", [x, ones], "spread", "each window's averaged gradient to its elements", **attrs)
+    # depthwise (group = C): [N, C, ...] in and out, so no Reshape makes the output (a copy there)
+    y = b.node("ConvTranspose", [c, ones], "spread", "each window's averaged gradient to its elements", **attrs)
     kept = [a.stride * (a.windows - 1) + a.window + r.extra - 2 * r.pad for a, r in zip(ax, rs, strict=True)]
-    y = b.reshape(y, [*out[:2], *kept], "images", "back to [N, C, ...]")
     spatial = list(range(2, 2 + len(ax)))
     if any(r.begin or r.end != k for r, k in zip(rs, kept, strict=True)):
         y = b.slice(y, spatial, [r.begin for r in rs], [r.end for r in rs], "cropped", "the input's elements")
