@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dml2onnx import dml_ep, dmlapi, lowering, ops, runtime, tolerances
-from dml2onnx.errors import format_path
+from dml2onnx.errors import RuntimeFailure, format_path
 from dml2onnx.targets import DML_NODE_DOC
 from support import EPS, make_desc, printed, refusal, run_cli, tensor
 
@@ -422,3 +422,44 @@ def pool_cases(draw: st.DrawFn) -> tuple[str, dict[str, Any], dict[str, np.ndarr
 @given(case=st.one_of(align_cases(), pool_cases()))
 def test_lowering_matches_reference(ep: str, case: tuple[str, dict[str, Any], dict[str, np.ndarray]]) -> None:
     check(*case, ep=ep)
+
+
+def test_non_finite_regions_run() -> None:
+    """A NaN ROI coordinate or scale made a NaN sample position, cast to an INT64 index out of
+    Gather's range: the graph failed at run time (found by the fuzz test). Such samples are out of
+    bounds now; for LINEAR AVERAGE the graph gives what DirectML's API gave (NaN where the region's
+    size is NaN, OutOfBoundsInputValue 0 where an infinite corner puts every sample outside); the
+    reference refuses them (README: not modelled)."""
+    x = np.arange(1, 31, dtype=np.float32).reshape(1, 1, 5, 6)
+    fields = align_fields("ROI_ALIGN1", (1, 1, 5, 6), 2, (2, 2), OutputPixelOffset=-0.5)
+    cases = (
+        (fields | {"SpatialScaleX": float("nan")}, [[1, 1, 3, 3], [0.5, 0.5, 2.5, 2.5]], [np.nan] * 8),
+        (fields, [[np.nan, 1, 3, 3], [0.5, 0.5, np.inf, 2.5]], [np.nan] * 4 + [0.0] * 4),
+    )
+    for f, rois, want in cases:
+        desc = make_desc("ROI_ALIGN1", f)
+        feeds = feeds_for("ROI_ALIGN1", x, rois)
+        got = runtime.create(lowering.lower(desc, "t"), "t", "cpu").run_all(feeds)
+        np.testing.assert_array_equal(next(iter(got.values())).ravel(), np.array(want, np.float32))
+        with pytest.raises(RuntimeFailure, match="NaN region size"):
+            ops.reference_outputs(desc, feeds)
+    grad_fields = {
+        "InputGradientTensor": tensor("FLOAT32", (2, 1, 2, 2)),
+        "ROITensor": tensor("FLOAT32", (2, 4)),
+        "BatchIndicesTensor": tensor("UINT32", (2,)),
+        "OutputGradientTensor": tensor("FLOAT32", (1, 1, 5, 6)),
+        "ReductionFunction": "AVERAGE",
+        "InterpolationMode": "LINEAR",
+        "SpatialScaleX": 1.0,
+        "SpatialScaleY": 1.0,
+        "InputPixelOffset": 0.5,
+        "OutputPixelOffset": -0.5,
+        "MinimumSamplesPerOutput": 1,
+        "MaximumSamplesPerOutput": 1,
+        "AlignRegionsToCorners": False,
+    }
+    grad = make_desc("ROI_ALIGN_GRAD", grad_fields)
+    feeds = {"InputGradientTensor": np.ones((2, 1, 2, 2), np.float32), **feeds_for("ROI_ALIGN1", x, cases[1][1])}
+    del feeds["InputTensor"]
+    out = runtime.create(lowering.lower(grad, "t"), "t", "cpu").run_all(feeds)
+    assert next(iter(out.values())).shape == (1, 1, 5, 6)

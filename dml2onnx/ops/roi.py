@@ -55,7 +55,7 @@ import numpy as np
 from .. import dtypes
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
-from ..errors import ModelError
+from ..errors import ModelError, RuntimeFailure
 from ..schema import OperatorSchema
 from ..targets import DML_NODE_DOC
 from . import common
@@ -429,7 +429,10 @@ class _Axis:
             "in-bounds samples per output element [R, O, 1]",
         )
         self.k, self.t, self.pos, self.step = k, t, pos, step  # ROI_ALIGN_GRAD's too (roi_align_grad.py)
-        clamped = node("Clip", [pos, s(0, "clip_lo"), s(size - 1, "clip_hi")], "clamped", "clamped into the input")
+        # Out-of-bounds samples (NaN positions too: a NaN ROI coordinate or scale) read element 0
+        # and are masked out: a NaN cast to INT64 would be an index out of Gather's range.
+        anywhere = node("Where", [inside, pos, s(0, "outside_at")], "pos_read", "the position read (0 outside)")
+        clamped = node("Clip", [anywhere, s(0, "clip_lo"), s(size - 1, "clip_hi")], "clamped", "clamped into the input")
         if desc["InterpolationMode"] == "NEAREST_NEIGHBOR":
             nearest = node(
                 "Min",
@@ -596,6 +599,10 @@ def _positions(desc: OperatorDesc, lo: np.float32, hi: np.float32, outs: int, ax
     scale = np.float32(desc[f"SpatialScale{axis}"])
     first, second = np.float32(lo * scale), np.float32(hi * scale)
     size = np.float32(second - first)
+    if np.isnan(size):  # README: DirectML's samples there are not modelled
+        raise RuntimeFailure(
+            f"DML_{desc.schema.name}'s reference: a NaN region size along {axis} (NaN or infinite ROI coordinates or scale)"
+        )
     k = int(
         np.clip(
             np.ceil(np.float32(abs(size) / np.float32(outs))), desc["MinimumSamplesPerOutput"], desc["MaximumSamplesPerOutput"]

@@ -266,7 +266,11 @@ class _Neighbours:
 
         def taps(axis: roi._Axis, size: int, tag: str) -> tuple[list[str], str, str]:
             zero, last = b.scalar(0.0, F32, f"{tag}_zero"), b.scalar(size - 1.0, F32, f"{tag}_last")
-            clamped = b.node("Clip", [axis.pos, zero, last], f"{tag}_clamped", "within [0, size - 1]")
+            # a NaN position (a NaN ROI coordinate) reads element 0: cast to INT64 it would be an
+            # index out of Gather's range
+            nan = b.node("IsNaN", [axis.pos], f"{tag}_nan", "a NaN position")
+            pos = b.node("Where", [nan, zero, axis.pos], f"{tag}_pos_read", "0 for NaN")
+            clamped = b.node("Clip", [pos, zero, last], f"{tag}_clamped", "within [0, size - 1]")
             lo = b.node("Floor", [clamped], f"{tag}_lo", "the low neighbour")
             inside = _within(b, axis.pos, size, tag)
             up = b.node(
