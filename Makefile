@@ -20,7 +20,7 @@ run: $(STAMP)
 		$(PY) -m dml2onnx run "$$m" --ep $${EP:-cpu} || exit $$?; \
 	done
 
-# The suite on every core (pytest-xdist): about 5 minutes on a 2-core machine.
+# The suite on every core (pytest-xdist): about 7 minutes on a 2-core machine (CI, 2026-11-23).
 test: $(STAMP)
 	$(PY) -m ruff check dml2onnx tests tools
 	$(PY) -m pytest -q -n auto
