@@ -1,4 +1,4 @@
-"""The dml2onnx command line: run, export, check, inspect, bench and ops."""
+"""The dml2onnx command line: run, export, check, inspect, bench, capture and ops."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ import onnx
 from . import (
     __version__,
     bench,
+    capture,
     catalog,
     check,
     compose,
@@ -269,6 +270,29 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--functions", action="store_true", help="each DML operator as one ONNX function node")
     _free_dims(inspect)
 
+    capture = sub.add_parser(
+        "capture",
+        help="capture the DirectML graphs ONNX Runtime's DirectML EP runs for an ONNX model",
+        description="Run MODEL.onnx on ONNX Runtime's DirectML EP (under Wine on Linux: make dml-setup) with graph "
+        "serialization on, and write into DIR every partition it compiled (<stem>/Partition_N.bin and its "
+        "constants), the inputs it ran with (inputs/), its outputs there (expected/), the nodes it ran outside any "
+        "partition as ONNX models (outside/), and a DxDispatch model <stem>.json that runs them all in order, bound "
+        "by value name, writing each output to <output>.npy in the current folder. Inputs not given are generated "
+        "from --seed: floats from a standard normal, integers and booleans 0 or 1. Every input needs a static shape.",
+    )
+    capture.add_argument("model", metavar="MODEL.onnx", help="an ONNX model file")
+    capture.add_argument("-o", "--output", metavar="DIR", required=True, help="the capture folder (new, or empty)")
+    capture.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
+        help="the value of a graph input (repeatable; the others are generated)",
+    )
+    capture.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
+    capture.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    _free_dims(capture)
+
     ops = sub.add_parser(
         "ops",
         help="list every DirectML operator: lowered or not, feature level, data types, ONNX ops",
@@ -411,6 +435,23 @@ def _bench(args: argparse.Namespace) -> None:
     bench.bench(model, args.ep, args.iterations, sys.stdout, sys.stderr, args.json, args.opset, args.target)
 
 
+def _capture(args: argparse.Namespace) -> None:
+    given = {}
+    for item in args.input:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"--input {item!r}: expected NAME=FILE.npy")
+        given[name] = Path(path)
+    settings = onnx_dispatchable.command_line_settings(args.free_dim_name, args.free_dim_denotation)
+    log = io.StringIO() if args.quiet else sys.stderr
+    captured = capture.capture(Path(args.model), Path(args.output), given, args.seed, settings, log)
+    for p in captured.partitions:
+        print(f"{p.path}: {len(p.graph.nodes)} nodes" if p.graph else f"{p.path}: dml2onnx cannot read it: {p.problem}")
+    for n in captured.outside:
+        print(f"outside any partition: {n.name or '(unnamed)'} ({n.op_type})")
+    print(f"{captured.model_json}: runs {len(captured.units)} dispatchables (cd {files.shown(captured.folder)} to run it)")
+
+
 def _ops(args: argparse.Namespace) -> None:
     level = featurelevels.parse(args.feature_level) if args.feature_level else featurelevels.NEWEST
     if args.json and args.markdown:
@@ -436,7 +477,15 @@ def _describe(m: onnx.ModelProto) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        commands = {"run": _run, "export": _export, "check": _check, "inspect": _inspect, "bench": _bench, "ops": _ops}
+        commands = {
+            "run": _run,
+            "export": _export,
+            "check": _check,
+            "inspect": _inspect,
+            "bench": _bench,
+            "capture": _capture,
+            "ops": _ops,
+        }
         with limits.bytes_limit(getattr(args, "max_bytes", limits.DEFAULT_MAX_BYTES)):
             status = commands[args.command](args)
     except Dml2OnnxError as e:

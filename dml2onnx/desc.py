@@ -220,8 +220,15 @@ def split_type_and_desc(
 
 
 def parse_operator_desc(
-    type_name: str, obj: dict[str, Any], path: JsonPath, type_path: JsonPath, fused: bool = False, level: str = NEWEST_LEVEL
+    type_name: str,
+    obj: dict[str, Any],
+    path: JsonPath,
+    type_path: JsonPath,
+    fused: bool = False,
+    level: str = NEWEST_LEVEL,
+    owner: str | None = None,
 ) -> OperatorDesc:
+    """A desc from its JSON object; `fused`: a FusedActivation of the operator `owner` (GEMM)."""
     op = schema.lookup(type_name)
     if op is None:
         raise ModelError(type_path, catalog.refusal(type_name))
@@ -229,9 +236,10 @@ def parse_operator_desc(
         raise ModelError(
             type_path, f"{op.full_name} needs feature level {op.feature_level} or newer (this is {level}: --feature-level)"
         )
-    if fused and not op.fusable:
+    if fused and not op.fusable and owner not in schema.FUSED_ONLY_INTO.get(op.name, ()):
         fusable = ", ".join(s.name for s in schema.OPERATORS.values() if s.fusable)
-        raise ModelError(type_path, f"{op.full_name} cannot be a fused activation (fusable: {fusable})")
+        also = "".join(f"; {a} into {', '.join(into)} only" for a, into in schema.FUSED_ONLY_INTO.items())
+        raise ModelError(type_path, f"{op.full_name} cannot be a fused activation here (fusable: {fusable}{also})")
     reject_unknown_keys(obj, [f.name for f in op.fields], path, f"DML_{op.name}_OPERATOR_DESC")
     values: dict[str, Any] = {}
     for f in op.fields:
@@ -246,7 +254,7 @@ def parse_operator_desc(
                 values[f.name] = None
                 continue
             raise ModelError(p, "required field is missing")
-        values[f.name] = _parse_field(f, obj[f.name], p, level, values)
+        values[f.name] = _parse_field(f, obj[f.name], p, level, values, op.name)
     desc = OperatorDesc(op, values, path, obj, level)
     for f in op.fields:
         if f.kind is Kind.COUNT:
@@ -266,7 +274,7 @@ def _tensor_field(value: Any, p: JsonPath, output: bool) -> TensorDesc:
     return tensor
 
 
-def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str, earlier: dict[str, Any]) -> Any:
+def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str, earlier: dict[str, Any], owner: str) -> Any:
     """One field's JSON value; `earlier` holds the fields before it (a scalar union's data type)."""
     if f.kind in (Kind.INPUT, Kind.OUTPUT):
         return _tensor_field(value, p, f.kind is Kind.OUTPUT)
@@ -298,11 +306,11 @@ def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str, earlier: 
         obj = expect_object(value, p, "an operator desc object (omit the field to leave it null)")
         type_name, inner, inner_path = split_type_and_desc(obj, p)
         type_key = "Type" if "Type" in obj else "type"
-        return parse_operator_desc(type_name, inner, inner_path, p + (type_key,), fused=True, level=level)
+        return parse_operator_desc(type_name, inner, inner_path, p + (type_key,), fused=True, level=level, owner=owner)
     if f.kind is Kind.ACTIVATION_ARRAY:  # RNN/LSTM/GRU's ActivationDescs: fused-activation descs, in order
         items = expect_array(value, p)
         one = schema.Field(f.name, Kind.ACTIVATION)
-        return tuple(_parse_field(one, v, p + (i,), level, earlier) for i, v in enumerate(items))
+        return tuple(_parse_field(one, v, p + (i,), level, earlier, owner) for i, v in enumerate(items))
     if f.kind is Kind.SCALE_BIAS:  # DML_SCALE_BIAS {Scale, Bias}, both required as in DxDispatch
         obj = expect_object(value, p, "a {Scale, Bias} object (omit the field to leave it null)")
         reject_unknown_keys(obj, ("Scale", "Bias"), p, "DML_SCALE_BIAS")
@@ -327,11 +335,28 @@ def _parse_field(f: schema.Field, value: Any, p: JsonPath, level: str, earlier: 
 _UNION_MEMBERS = {t.name: t.name.title().replace("Uint", "UInt") for t in dtypes.ALL} | {"FLOAT16": "UInt16"}
 
 
+def _union_bytes(value: Any, path: JsonPath, type_field: str) -> np.uint64:
+    """A DML_SCALAR_UNION whose type field is UNKNOWN (ONNX Runtime writes such, serialized graphs'
+    ByteArray): `{"Bytes": [8 numbers 0-255]}`, its 8 bytes in memory order, held as the UINT64 that
+    has them (the operator says how they are read)."""
+    obj = expect_object(value, path, f'{{"Bytes": [8 bytes]}} ({type_field} UNKNOWN gives the union no type)')
+    reject_unknown_keys(obj, ("Bytes",), path, "DML_SCALAR_UNION of UNKNOWN")
+    if "Bytes" not in obj:
+        raise ModelError(path + ("Bytes",), "required field is missing (the union's 8 bytes)")
+    items = expect_array(obj["Bytes"], path + ("Bytes",))
+    if len(items) != 8:
+        raise ModelError(path + ("Bytes",), f"a DML_SCALAR_UNION has 8 bytes, not {len(items)}")
+    raw = bytes(expect_int(v, path + ("Bytes", i), 0, 255, "byte") for i, v in enumerate(items))
+    return np.frombuffer(raw, "<u8")[0]
+
+
 def parse_scalar(value: Any, path: JsonPath, type_name: str, type_field: str) -> np.generic:
     """A DML_SCALAR_UNION of the type `type_name` (the desc's `type_field`): a JSON number (or
     "inf"/"nan" for floats) of that type, or DxDispatch's object form with the union member named
     (`{"UInt16": 15360}` is FLOAT16's bits). Returned as a numpy scalar of the type."""
     t = dtypes.BY_NAME.get(type_name)
+    if t is None and type_name == "UNKNOWN":
+        return _union_bytes(value, path, type_field)
     if t is None:
         raise ModelError(path, f"{type_field} {type_name} has no scalar value: use a DML_TENSOR_DATA_TYPE with one")
     if isinstance(value, dict):

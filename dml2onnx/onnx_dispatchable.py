@@ -336,6 +336,11 @@ def apply_command_line(dispatchables: dict[str, Any], by_name: list[str], by_den
             d.settings.denotation_overrides.update(denotations)
 
 
+def command_line_settings(by_name: list[str], by_denotation: list[str]) -> SessionSettings:
+    """The free dimension overrides of `-f NAME:VALUE` and `-F DENOTATION:VALUE` alone."""
+    return SessionSettings(name_overrides=_pairs(by_name, "-f"), denotation_overrides=_pairs(by_denotation, "-F"))
+
+
 def apply_session_options(
     dispatchables: dict[str, Any], entries: list[str], optimization_level: int | None, logging_level: int | None
 ) -> None:

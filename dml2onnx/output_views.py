@@ -102,6 +102,10 @@ def _result(graph: onnx.GraphProto, shapes: dict[str, tuple[int, ...]], result: 
     else:
         return
     graph.node.remove(reshape)
+    if len(reshape.input) > 1 and _reads(graph, reshape.input[1]) == 0:  # its shape, now unread
+        unread = [t for t in graph.initializer if t.name == reshape.input[1]]
+        for t in unread:
+            graph.initializer.remove(t)
 
 
 def _reshapes_inputs(

@@ -279,6 +279,13 @@ OPERATORS: dict[str, OperatorSchema] = {
 }
 
 
+# Fused activations DirectML takes beyond the pages' list, and the operators it takes them in
+# (every ACTIVATION_* tried as GEMM's, CONVOLUTION's, ELEMENT_WISE_ADD1's and MVN1's
+# FusedActivation through DirectML 1.15's API: only these created an operator). ONNX Runtime's
+# DirectML EP fuses a MatMul's Softmax into GEMM this way (attention).
+FUSED_ONLY_INTO: dict[str, tuple[str, ...]] = {"ACTIVATION_SOFTMAX1": ("GEMM",)}
+
+
 def lookup(type_name: str) -> OperatorSchema | None:
     """Full (`DML_OPERATOR_ARGMAX`) or short (`ARGMAX`) form, as DxDispatch accepts."""
     short = type_name[len("DML_OPERATOR_") :] if type_name.startswith("DML_OPERATOR_") else type_name

@@ -51,6 +51,9 @@ _VARIANT_NAMES = (
     "ScalarUnionData",
     "Bool",
 )
+# DirectMLSchema.h, which ONNX Runtime's DmlGraphSerialization.cpp writes by, types most BOOL
+# fields (pooling's IncludePadding, MVN's NormalizeVariance, ...) as UINT: those come as UInt32.
+_ALSO = {Kind.BOOL: ("UInt32",)}
 _VARIANT_OF = {
     Kind.ACTIVATION: "Activation",
     Kind.ACTIVATION_ARRAY: "ActivationArray",
@@ -242,7 +245,9 @@ def _attribute(f: schema.Field, table: Table, earlier: dict[str, Any]) -> Any:
         if f.optional or f.kind in _NULLABLE:
             return None
         raise ModelError(table.path + ("val",), f"{f.name} has no value")
-    if tag >= len(_VARIANT_NAMES) or _VARIANT_NAMES[tag] != want:
+    if tag < len(_VARIANT_NAMES) and _VARIANT_NAMES[tag] in _ALSO.get(f.kind, ()):
+        want = _VARIANT_NAMES[tag]
+    elif tag >= len(_VARIANT_NAMES) or _VARIANT_NAMES[tag] != want:
         got = _VARIANT_NAMES[tag] if tag < len(_VARIANT_NAMES) else f"union member {tag}"
         raise ModelError(table.path + ("val",), f"{f.name} ({f.kind.value}) holds a {got}, not a {want}")
     if want in _STRUCTS:
@@ -300,6 +305,8 @@ def scalar_union_json(table: Table, type_name: Any) -> Any:
     if not isinstance(raw, bytes):  # one member, its bytes zero-padded to the union's 8
         raw = np.array(raw, np.dtype(fmt)).tobytes().ljust(8, b"\0")
     short = type_name.removeprefix("DML_TENSOR_DATA_TYPE_") if isinstance(type_name, str) else None
+    if short == "UNKNOWN":  # the union's bytes as they are (desc.parse_scalar)
+        return {"Bytes": list(raw)}
     t = dtypes.BY_NAME.get(short or "")
     if t is None:  # no value of that type: parse_scalar says why
         return 0

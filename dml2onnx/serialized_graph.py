@@ -171,7 +171,8 @@ def to_onnx(graph: SerializedGraph, name: str, opset: int = DEFAULT_OPSET, targe
 class _Builder:
     def __init__(self, graph: SerializedGraph, name: str, opset: int, target: str) -> None:
         self.graph, self.name, self.opset, self.target = graph, name, opset, target
-        self.prefixes = _prefixes(graph)
+        self.names = _onnx_names(graph)
+        self.prefixes = _prefixes(graph, set(self.names.values()))
         # the nodes that read one view of a buffer as another (strided.read), placed before their readers
         self.wiring = GraphBuilder(self.prefixes[-1], opset, TARGETS.get(target, TARGETS["portable"]))
         self.placed = 0
@@ -209,7 +210,7 @@ class _Builder:
                 renames[point] = self.read(self.graph.incoming[(node.index, k)], desc.tensor(point))
         for k, point in enumerate(node.node.outputs):
             if point is not None:  # an output no edge names keeps a name of its own
-                value = node.output_names[k] or f"{prefix}/{point} (unused)"
+                value = self.names.get(node.output_names[k]) or f"{prefix}/{point} (unused)"
                 renames[lowering.graph_output(desc, point)] = self.values[(node.index, k)] = value
         self.nodes.extend(self.wiring.nodes[self.placed :])
         self.placed = len(self.wiring.nodes)
@@ -233,7 +234,7 @@ class _Builder:
         if key not in self.reads:
             # a graph input or a constant that is not one tensor is its flat buffer already
             flat = self.buffer(source, value, whole) if isinstance(source, tuple) else value
-            step = f"{edge.name}_as_{'x'.join(map(str, view.sizes))}"
+            step = f"{self.names.get(edge.name, edge.name)}_as_{'x'.join(map(str, view.sizes))}"
             self.reads[key] = strided.read(self.wiring, flat, view, whole.span, step)
         return self.reads[key]
 
@@ -255,7 +256,7 @@ class _Builder:
         """A constant node's initializer (named by its first output name), added once."""
         node = self.graph.nodes[index]
         assert isinstance(node, ConstantNode)
-        name = next(n for n in node.output_names if n)
+        name = self.names[next(n for n in node.output_names if n)]
         if index not in self.constants:
             view = self.graph.constants[index]
             values = packing.unpack(node.data, view.element_count, view.data_type).reshape(view.sizes)  # 4-bit: unpacked
@@ -264,11 +265,33 @@ class _Builder:
         return name
 
 
-def _prefixes(graph: SerializedGraph) -> list[str]:
+def _onnx_names(graph: SerializedGraph) -> dict[str, str]:
+    """The ONNX value name of each value the graph names. Its inputs and outputs keep theirs (they
+    are what a caller binds); the others lose their ':'. ONNX Runtime's DirectML EP names a graph's
+    inner edges `<name>-nodeIdx:N-outputIdx:M` itself, and a value so named in a model it fuses
+    makes its session fail ("invalid unordered_map<K, T> key", measured with 1.24.4)."""
+    outer = {*graph.input_names, *graph.output_names}
+    names = {n: n for n in outer if n}
+    taken = set(names.values())
+    for node in graph.nodes:
+        for n in node.output_names:
+            if not n or n in names:
+                continue
+            candidate, k = n.replace(":", "_"), 1
+            while candidate in taken:
+                k += 1
+                candidate = f"{n.replace(':', '_')}#{k}"
+            names[n] = candidate
+            taken.add(candidate)
+    return names
+
+
+def _prefixes(graph: SerializedGraph, values: set[str]) -> list[str]:
     """A prefix for the ONNX names of each node's lowering (its name where that is free), and last
-    one for the nodes that connect views: none is a name of the file nor a "/"-prefix of one."""
+    one for the nodes that connect views: none is a value's name (`values`, the ONNX names) nor a
+    "/"-prefix of one."""
     taken: set[str] = set()
-    for n in (*graph.input_names, *graph.output_names, *(v for node in graph.nodes for v in node.output_names)):
+    for n in values:
         parts = n.split("/")
         taken.update("/".join(parts[: i + 1]) for i in range(len(parts)))
     used: set[str] = set()

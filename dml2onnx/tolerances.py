@@ -86,6 +86,19 @@ def gemm(dtype: dtypes.DataType, k: int, ep: str) -> Tolerance:
     return Tolerance(2.0**-22, atol)
 
 
+def gemm_softmax(dtype: dtypes.DataType, k: int, ep: str) -> Tolerance:
+    """GEMM whose FusedActivation is SOFTMAX1 (DirectML takes it in GEMM only), on GEMM's test
+    inputs: |y| <= S = 2k + 2 before the softmax. A softmax output errs relatively by at most
+    twice the absolute error of the y it reads (d s_i / s_i = dy_i - sum_j s_j dy_j): GEMM's own
+    bound at |y| = S, and for FLOAT16 half a FLOAT16 ulp of S, as DirectML rounds y to FLOAT16
+    before its softmax (measured through its API); then the output's own rounding."""
+    s = 2 * k + 2
+    g = gemm(dtype, k, ep)
+    dy = g.atol + (2.0**-22 * s if dtype != dtypes.FLOAT16 else 2.0**-11 * s)
+    own = 2.0**-10 if dtype == dtypes.FLOAT16 else 2e-6
+    return Tolerance(2 * dy + own, own)
+
+
 # CONVOLUTION's tests (matrix, property, DirectML's API) keep the accumulation length L = C/G *
 # kernel volume <= CONVOLUTION_LENGTH and |x|, |w|, |Bias| <= 1; a longer one asks convolution().
 CONVOLUTION_LENGTH = 288
@@ -536,6 +549,13 @@ def compare_outputs(desc: Any, got: Mapping[str, np.ndarray], want: Mapping[str,
         rows = int(np.asarray(want["OutputCountTensor"]).ravel()[0])
         got = {**got, "OutputCoordinatesTensor": np.asarray(got["OutputCoordinatesTensor"]).reshape(-1, n)[:rows]}
         want = {**want, "OutputCoordinatesTensor": np.asarray(want["OutputCoordinatesTensor"]).reshape(-1, n)[:rows]}
+    if (
+        desc.schema.name == "GEMM"
+        and desc["FusedActivation"] is not None
+        and desc["FusedActivation"].schema.name == "ACTIVATION_SOFTMAX1"
+    ):
+        dtype = desc.tensor("OutputTensor").data_type
+        return {"OutputTensor": compare(got["OutputTensor"], want["OutputTensor"], gemm_softmax(dtype, GEMM_LENGTH, ep))}
     return {
         field: compare(got[field], want[field], tolerance(desc.schema.name, desc.tensor(field).data_type, ep, field))
         for field in desc.outputs

@@ -231,6 +231,7 @@ class WineHost:
         self.home = home()
         self.lock = threading.Lock()
         self.stderr_lines: collections.deque[str] = collections.deque(maxlen=400)
+        self.transcript: list[str] | None = None  # every stderr line while it is a list
         self.bad: list[str] = []
         self.dxil = False  # vkd3d skipped a DXIL shader during the current request
         self.served = 0
@@ -283,6 +284,8 @@ class WineHost:
                     self.cond.notify_all()
                     continue
                 self.stderr_lines.append(line)
+                if self.transcript is not None:
+                    self.transcript.append(line)
                 if os.environ.get("DML2ONNX_WINE_STDERR"):
                     sys.stderr.write(f"[wine] {line}\n")
                 if BAD_STDERR.search(line):
@@ -451,6 +454,38 @@ class Host(WineHost):
         sid, _, _ = struct.unpack_from("<III", body, 0)
         return int(sid)
 
+    def load_path(
+        self,
+        model: Path,
+        folder: Path,
+        entries: dict[str, str],
+        log_level: int = 3,
+        optimized: Path | None = None,
+        flags: int = 0,
+        what: str = "LOADPATH",
+    ) -> tuple[int, list[str]]:
+        """A session made from the model file `model` while the host's current folder is `folder`
+        (where ONNX Runtime writes what it writes relative to it), with the session config
+        `entries` (over those of `flags`), ONNX Runtime's log level `log_level` (0 verbose .. 4
+        fatal) and, with `optimized`, ONNX Runtime's optimized model written there: the session's
+        id and the host's stderr lines (ONNX Runtime's log among them) during the request."""
+        parts: list[bytes | memoryview] = [b"P", struct.pack("<I", flags)]
+        for text in (windows_path(model), windows_path(folder), windows_path(optimized) if optimized else ""):
+            parts.append(_string(text))
+        parts.append(struct.pack("<II", log_level, len(entries)))
+        for key, value in entries.items():
+            parts += [_string(key), _string(value)]
+        with self.cond:
+            self.transcript = []
+        try:
+            status, body = self.request(parts, what)
+        finally:
+            with self.cond:
+                lines, self.transcript = self.transcript or [], None
+        body = self._ok(status, body, what)
+        sid, _, _ = struct.unpack_from("<III", body, 0)
+        return int(sid), lines
+
     def run(self, sid: int, feeds: dict[str, np.ndarray], outputs: list[str], what: str = "RUN") -> list[np.ndarray]:
         parts: list[bytes | memoryview] = [b"R", struct.pack("<II", sid, len(feeds))]
         for name, value in feeds.items():
@@ -488,6 +523,16 @@ class Host(WineHost):
     def free(self, sid: int) -> None:
         if self.alive():
             self._ok(*self.request([b"F", struct.pack("<I", sid)], "FREE"), "FREE")
+
+
+def _string(text: str) -> bytes:
+    encoded = text.encode()
+    return struct.pack(f"<I{len(encoded)}s", len(encoded), encoded)
+
+
+def windows_path(path: Path) -> str:
+    """`path` as the Windows program under Wine names it: Wine's drive Z: is the root folder."""
+    return "Z:" + str(Path(path).resolve()).replace("/", "\\")
 
 
 def host() -> Host:

@@ -709,3 +709,110 @@ def test_dispatchable_runs_and_checks_against_its_reference() -> None:
     status, out, err = run_cli("check", model, "--ep", "cpu")
     assert status == 0, out + err
     assert "0:matmul_add  CPUExecutionProvider" in out and "no numpy reference" not in out
+
+
+# -- what ONNX Runtime's DirectML EP writes beyond the pages -----------------------------------------
+
+
+def test_bool_fields_written_as_uint32_are_read_as_directml_reads_them() -> None:
+    """DirectMLSchema.h types most BOOL fields as UINT, and ONNX Runtime writes them so: pooling's
+    IncludePadding, MVN's CrossChannel and NormalizeVariance (any nonzero value is TRUE)."""
+    x4 = Tensor([1, 1, 3, 3])
+    pool = Op(
+        "pool",
+        "DML_OPERATOR_AVERAGE_POOLING",
+        ["x"],
+        ["p"],
+        [x4],
+        [Tensor([1, 1, 2, 2])],
+        [
+            Attr("UInt32", 2),
+            Attr("UIntArray", [2, 2]),
+            Attr("UIntArray", [2, 2]),
+            Attr("UIntArray", [1, 1]),
+            Attr("UIntArray", [0, 0]),
+            Attr("UInt32", 7),  # IncludePadding: TRUE
+        ],
+    )
+    mvn = Op(
+        "mvn",
+        "DML_OPERATOR_MEAN_VARIANCE_NORMALIZATION",
+        ["x", "", ""],
+        ["m"],
+        [x4],
+        [x4],
+        [Attr("UInt32", 0), Attr("UInt32", 1), Attr("Float32", 0.0), Attr(None, tag=1)],
+    )
+    g = parse(serialized([pool, mvn], ["x"], ["p", "m"]))
+    d = {n.name: n.desc for n in g.operators}
+    assert (d["pool"]["IncludePadding"], d["mvn"]["CrossChannel"], d["mvn"]["NormalizeVariance"]) == (True, False, True)
+    x = f32(np.arange(9).reshape(1, 1, 3, 3))
+    got = run_cpu(g, {"x": x})
+    padded = np.pad(x[0, 0], ((1, 0), (1, 0)))  # the padding counted in every window: sums / 4
+    want = np.array([[padded[i : i + 2, j : j + 2].sum() / 4 for j in (0, 2)] for i in (0, 2)], np.float32)
+    np.testing.assert_array_equal(got["p"][0, 0], want)
+    v = x.astype(np.float64)
+    np.testing.assert_allclose(got["m"], (v - v.mean()) / v.std(), rtol=1e-6)
+
+
+def test_a_cast_to_bool_is_clip1_with_an_unknown_type_its_bytes_read_as_the_tensors() -> None:
+    """ONNX Runtime's DirectML EP writes a Cast to BOOL as CAST then CLIP1 with MinMaxDataType
+    UNKNOWN and Min/Max as ByteArray scalars (BERT's attention mask)."""
+    u8 = Tensor([1, 1, 1, 6], "DML_TENSOR_DATA_TYPE_UINT8")
+    clip = Op(
+        "clip",
+        "DML_OPERATOR_ELEMENT_WISE_CLIP1",
+        ["x"],
+        ["y"],
+        [u8],
+        [u8],
+        [
+            Attr(None, tag=10),  # ScaleBias: null
+            Attr("UInt32", 0),  # DML_TENSOR_DATA_TYPE_UNKNOWN
+            Attr("ScalarUnionData", (1, "<8s", bytes(8))),
+            Attr("ScalarUnionData", (1, "<8s", bytes([1]) + b"\xee" * 7)),  # only the first byte is a UINT8's
+        ],
+    )
+    g = parse(serialized([clip], ["x"], ["y"]))
+    desc = g.operators[0].desc
+    assert desc["MinMaxDataType"] == "UNKNOWN" and desc.source["Max"] == {"Bytes": [1] + [0xEE] * 7}
+    x = np.array([0, 1, 2, 3, 200, 255], np.uint8).reshape(1, 1, 1, 6)
+    np.testing.assert_array_equal(run_cpu(g, {"x": x})["y"], np.minimum(x, 1))
+
+
+def test_softmax1_fused_into_gemm_as_attention_writes_it() -> None:
+    a, b, y = Tensor([1, 2, 3, 4]), Tensor([1, 2, 4, 5]), Tensor([1, 2, 3, 5])
+    softmax = ("DML_OPERATOR_ACTIVATION_SOFTMAX1", [Attr("UInt32", 1), Attr("UIntArray", [3])])
+    gemm = Op(
+        "gemm",
+        "DML_OPERATOR_GEMM",
+        ["a", "b", ""],
+        ["y"],
+        [a, b],
+        [y],
+        [Attr("UInt32", 0), Attr("UInt32", 0), Attr("Float32", 0.5), Attr("Float32", 0.0), Attr("Activation", softmax)],
+    )
+    g = parse(serialized([gemm], ["a", "b"], ["y"]))
+    assert g.operators[0].desc["FusedActivation"].schema.name == "ACTIVATION_SOFTMAX1"
+    rng = np.random.default_rng(3)
+    av, bv = f32(rng.standard_normal((1, 2, 3, 4))), f32(rng.standard_normal((1, 2, 4, 5)))
+    got = run_cpu(g, {"a": av, "b": bv})["y"]
+    logits = 0.5 * (av.astype(np.float64) @ bv)
+    e = np.exp(logits - logits.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, e / e.sum(-1, keepdims=True), rtol=1e-6)
+
+
+@pytest.mark.parametrize("target", ["portable", "cuda", "dml"])
+def test_gather_in_a_graph_for_every_target(target: str) -> None:
+    """The cuda target's GATHER reads its indices inside an If's branch: composing it into a graph
+    renames what the branch reads too (it ended in ONNX's shape inference's traceback)."""
+    data, idx = Tensor([1, 1, 4, 3]), Tensor([1, 1, 1, 5], "DML_TENSOR_DATA_TYPE_INT32")
+    out = Tensor([1, 1, 5, 3])
+    gather = Op("gather", "DML_OPERATOR_GATHER", ["r", "i"], ["y"], [data, idx], [out], [Attr("UInt32", 2), Attr("UInt32", 1)])
+    g = parse(serialized([relu("relu", "x", "r", data), gather], ["x", "i"], ["y"]))
+    model = sg.to_onnx(g, "g", target=target)
+    x = f32(np.arange(12).reshape(1, 1, 4, 3) - 5)
+    i = np.array([3, 0, 0, 2, 1], np.int32).reshape(1, 1, 1, 5)
+    got = runtime.create(model, "g", "cpu").run_all({"x": x, "i": i})["y"]
+    np.testing.assert_array_equal(got, np.maximum(x, 0)[:, :, [3, 0, 0, 2, 1], :])
+    assert "If" in [n.op_type for n in model.graph.node] or target != "cuda"

@@ -9,6 +9,12 @@ Reads two Microsoft headers (neither is copied into this repository; only the fa
   `DML_OPERATOR_TYPE` values, the `DML_TARGET_VERSION` block that introduced each operator type,
   and the values of every enum.
 
+DirectML.h can be newer than DirectMLSchema.h: DirectML 1.15's RESAMPLE3, FOLD and UNFOLD (feature
+level 6_4) have structs in DirectML.h but no row in DxDispatch's DirectMLSchema.h (microsoft/DirectML
+a9614e8). Their rows are derived from the struct alone (`header_only_rows`): a DML_TENSOR_DESC* is
+an input, or an output where its name starts with Output; BOOL, enums, UINT, FLOAT and the arrays
+by their C types (`_Field_size_` says which count they share). None of them has an optional field.
+
 Usage: python tools/extract_directml_schema.py DirectMLSchema.h DirectML.h "SOURCE NOTE" > tools/directml_schema.json
 then python tools/make_operator_table.py > dml2onnx/operator_table.py
 """
@@ -148,6 +154,38 @@ def header_structs(text: str) -> dict[str, list[tuple[str, str, str | None]]]:
     return structs
 
 
+# A C member type of DirectML.h -> the DirectMLSchema.h field type it would have.
+_C_TYPE_SCHEMA = {
+    "UINT": "UINT",
+    "INT": "INT",
+    "FLOAT": "FLOAT",
+    "UINT64": "UINT64",
+    "BOOL": "BOOL",
+    "UINT*": "UINT_ARRAY",
+    "INT*": "INT_ARRAY",
+    "FLOAT*": "FLOAT_ARRAY",
+    "DML_SCALE_BIAS*": "SCALE_BIAS",
+    "DML_SIZE_2D": "SIZE_2D",
+    "DML_SCALAR_UNION": "SCALAR_UNION",
+}
+
+
+def header_only_rows(name: str, members: list[tuple[str, str, str | None]]) -> dict[str, Any]:
+    """A DirectMLSchema.h-like row for an operator that file does not have, from its struct."""
+    rows = []
+    for ctype, member, _ in members:
+        if ctype == "DML_TENSOR_DESC*":
+            rows.append(("OUTPUT_TENSOR" if member.startswith("Output") else "INPUT_TENSOR", "TENSOR_DESC", member, False))
+        elif ctype.startswith("DML_") and ctype in _ENUM_TYPES:
+            rows.append(("ATTRIBUTE", "UINT", member, False))
+        else:
+            rows.append(("ATTRIBUTE", _C_TYPE_SCHEMA[ctype], member, False))
+    return {"name": name, "in_place": False, "fields": rows}
+
+
+_ENUM_TYPES: set[str] = set()
+
+
 def _field(op: str, row: tuple[str, str, str, bool], member: tuple[str, str, str | None], counts: set[str]) -> dict[str, Any]:
     kind, stype, name, optional = row
     ctype, cname, count = member
@@ -179,8 +217,12 @@ def operators(schema_text: str, header_text: str) -> list[dict[str, Any]]:
     levels = operator_levels(header_text)
     structs = header_structs(header_text)
     aliases = operator_aliases(header_text)
+    _ENUM_TYPES.update(header_enums(header_text))
+    rows = schema_operators(schema_text)
+    known = {op["name"] for op in rows} | {a for op in rows for a in aliases.get(op["name"], [])}
+    rows += [header_only_rows(n, structs[n]) for n in levels if n not in known and n in structs]
     out = []
-    for op in schema_operators(schema_text):
+    for op in rows:
         name = op["name"]
         members = structs[name]
         assert len(members) == len(op["fields"]), f"{name}: field counts differ"

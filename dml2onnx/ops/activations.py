@@ -1,5 +1,10 @@
 """The activations DirectML can fuse into an operator (FusedActivation), as ONNX nodes and in
-numpy. Formulas and comparison strictness are those of each activation's doc page."""
+numpy. Formulas and comparison strictness are those of each activation's doc page.
+
+Beyond the pages' list, DirectML takes ACTIVATION_SOFTMAX1 as GEMM's FusedActivation
+(schema.FUSED_ONLY_INTO): a softmax over its Axes of GEMM's output, which ONNX Runtime's DirectML
+EP writes for attention. It is the one activation that is not element-wise: it needs the
+output's sizes (`sizes` below)."""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from .. import dtypes, featurelevels
 from ..builder import GraphBuilder
 from ..desc import OperatorDesc
 from ..errors import ModelError
+from . import common
 
 F32 = dtypes.FLOAT32
 
@@ -157,9 +163,15 @@ def float32_params(act: OperatorDesc) -> dict[str, float]:
     return {k: float(np.float32(v)) for k, v in params(act).items()}
 
 
-def validate(act: OperatorDesc) -> None:
+_SOFTMAX1 = "ACTIVATION_SOFTMAX1"
+
+
+def validate(act: OperatorDesc, sizes: tuple[int, ...] = ()) -> None:
     """Fused or standalone: the parameters' rules at act.level (a fused activation has its
-    operator's level)."""
+    operator's level). `sizes`: the fused operator's output sizes (SOFTMAX1's Axes index them)."""
+    if act.schema.name == _SOFTMAX1:
+        common.check_axes(act, len(sizes))  # as a standalone SOFTMAX1's
+        return
     if act.schema.name != "ACTIVATION_SOFTPLUS":
         return
     steepness = act["Steepness"]
@@ -169,10 +181,20 @@ def validate(act: OperatorDesc) -> None:
         featurelevels.require(act, "6_4", act.at("Steepness"), f"Steepness {steepness} (less than 1)")
 
 
-def lower(b: GraphBuilder, x: str, act: OperatorDesc) -> str:
+def lower(b: GraphBuilder, x: str, act: OperatorDesc, sizes: tuple[int, ...] = ()) -> str:
+    """The activation of the FLOAT32 value `x` (of `sizes`)."""
+    if act.schema.name == _SOFTMAX1:
+        # ONNX Softmax (exp(x - max) / sum) over the axes merged into one, as softmax1.py's in_place
+        plan = common.JointAxes(sizes, tuple(sorted(act["Axes"])))
+        y = b.node("Softmax", [plan.merge(b, x)], "softmax", "softmax over the merged Axes", axis=plan.axis)
+        return plan.unmerge(b, y)
     return ACTIVATIONS[act.schema.name].lower(b, x, params(act))
 
 
 def reference(x: np.ndarray, act: OperatorDesc) -> np.ndarray:
     with np.errstate(all="ignore"):
+        if act.schema.name == _SOFTMAX1:
+            axes = tuple(act["Axes"])
+            e = np.exp(x - np.max(x, axis=axes, keepdims=True))
+            return e / np.sum(e, axis=axes, keepdims=True)
         return ACTIVATIONS[act.schema.name].reference(x, float32_params(act))

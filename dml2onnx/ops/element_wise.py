@@ -303,7 +303,14 @@ def tensor_names(desc: OperatorDesc) -> list[str]:
 
 def _params(desc: OperatorDesc) -> dict[str, Any]:
     values = {k: v for k, v in desc.values.items() if not isinstance(v, (tuple, OperatorDesc)) and v is not None}
-    return values | {"__dtype__": desc.tensor(tensor_names(desc)[0]).data_type}
+    dtype = desc.tensor(tensor_names(desc)[0]).data_type
+    for f in desc.schema.fields:
+        if f.kind is Kind.SCALAR_UNION and values.get(f.data_type or "") == "UNKNOWN" and f.name in values:
+            # A scalar union of no type (ONNX Runtime's CLIP1 for a Cast to BOOL): DirectML reads
+            # its bytes as the tensors' data type (measured through its API, every type).
+            raw = np.asarray(values[f.name]).tobytes()
+            values[f.name] = np.frombuffer(raw[: dtype.numpy.itemsize], dtype.numpy)[0]
+    return values | {"__dtype__": dtype}
 
 
 def scale_bias_step(b: GraphBuilder, x: str, scale_bias: tuple[float, float], i: int) -> str:

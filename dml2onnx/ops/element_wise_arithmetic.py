@@ -281,11 +281,15 @@ def _clamp(names: tuple[str, ...]) -> tuple[Any, Any, Any, Any]:
 
 
 def check_min_max_type(desc: Any) -> None:
-    """CLIP1's and CLIP_GRAD1's rule: the scalar unions' MinMaxDataType is the output's DataType."""
+    """CLIP1's and CLIP_GRAD1's rule: the scalar unions' MinMaxDataType is the output's DataType.
+    CLIP1 also takes UNKNOWN (not on the page; ONNX Runtime's DirectML EP writes it for a Cast to
+    BOOL): its unions' bytes are then read as the output's type (element_wise._params). Both
+    measured through DirectML's API, which refuses UNKNOWN in CLIP_GRAD1 (E_INVALIDARG)."""
     from ..errors import ModelError
 
     out = desc.tensor(desc.output).data_type.name
-    if desc["MinMaxDataType"] != out:
+    unknown = ("UNKNOWN",) if desc.schema.name == "ELEMENT_WISE_CLIP1" else ()
+    if desc["MinMaxDataType"] not in (out, *unknown):
         raise ModelError(desc.at("MinMaxDataType"), f"must match {desc.output}.DataType ({out}), not {desc['MinMaxDataType']}")
 
 

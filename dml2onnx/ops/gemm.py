@@ -89,7 +89,7 @@ def validate(desc: OperatorDesc) -> None:
             f"must be OutputTensor's Sizes {list(out)} (broadcast C with strides of 0), not {list(c.sizes)}",
         )
     if desc["FusedActivation"] is not None:
-        activations.validate(desc["FusedActivation"])
+        activations.validate(desc["FusedActivation"], desc.tensor("OutputTensor").sizes)
 
 
 # -- choice -----------------------------------------------------------------------------------
@@ -143,7 +143,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
             compute = dtypes.FLOAT32
         prefix = b.prefix
         b.prefix = f"{prefix}/FusedActivation_{act.schema.name.removeprefix('ACTIVATION_')}"
-        y = activations.lower(b, y, act)
+        y = activations.lower(b, y, act, desc.tensor("OutputTensor").sizes)
         b.prefix = prefix
     if compute != dtype:
         y = b.cast(y, dtype, "to_float16", "result in FLOAT16")

@@ -11,6 +11,12 @@
  *            flags: 1 = CPU EP (for testing the host), 2 = DirectML on a D3D12 device made
  *            here that hides Int64ShaderOps from DirectML (see dml_device_hooked), 4 = DirectML
  *            graph fusion off (each node its own DirectML operator: sessions load ~2-3x faster)
+ *   'P' LOADPATH u32 flags, str model path, str folder, str optimized, u32 log level, u32 k,
+ *            k x (str key, str value) -> as LOAD. The session is made from the file (ONNX
+ *            Runtime's DirectML EP serializes its graphs only for a model with a path) while the
+ *            process's current folder is `folder` (where serialized graphs are written), with the
+ *            k session config entries (over the flags' own), ONNX Runtime's log level (0 verbose
+ *            .. 4 fatal), and, where `optimized` is not "", the optimized model written there.
  *   'R' RUN   u32 session, u32 n, n x (str name, u32 ONNX element type, u32 rank, i64 dims[rank],
  *             u64 byte count, bytes), u32 m, m x str output name
  *                                     -> u32 m, m x (u32 element type, u32 rank, i64 dims[rank],
@@ -50,6 +56,12 @@ typedef void OrtValue;
 typedef void OrtMemoryInfo;
 typedef void OrtTensorTypeAndShapeInfo;
 
+#ifdef _WIN32
+typedef wchar_t ORTCHAR_T;
+#else
+typedef char ORTCHAR_T;
+#endif
+
 typedef struct {
     const void *const *(*GetApi)(uint32_t version);
     const char *(*GetVersionString)(void);
@@ -62,9 +74,11 @@ enum {
     SLOT_GetErrorCode = 1,
     SLOT_GetErrorMessage = 2,
     SLOT_CreateEnv = 3,
+    SLOT_CreateSession = 7,
     SLOT_CreateSessionFromArray = 8,
     SLOT_Run = 9,
     SLOT_CreateSessionOptions = 10,
+    SLOT_SetOptimizedModelFilePath = 11,
     SLOT_SetSessionExecutionMode = 13,
     SLOT_DisableMemPattern = 17,
     SLOT_SetSessionLogSeverityLevel = 22,
@@ -95,12 +109,14 @@ static const void *const *api;
 #define GetErrorCode F(GetErrorCode, int (*)(const OrtStatus *))
 #define GetErrorMessage F(GetErrorMessage, const char *(*)(const OrtStatus *))
 #define CreateEnv F(CreateEnv, OrtStatus *(*)(int, const char *, OrtEnv **))
+#define CreateSession F(CreateSession, OrtStatus *(*)(const OrtEnv *, const ORTCHAR_T *, const OrtSessionOptions *, OrtSession **))
 #define CreateSessionFromArray \
     F(CreateSessionFromArray, OrtStatus *(*)(const OrtEnv *, const void *, size_t, const OrtSessionOptions *, OrtSession **))
 #define Run                                                                                          \
     F(Run, OrtStatus *(*)(OrtSession *, const void *, const char *const *, const OrtValue *const *, \
                           size_t, const char *const *, size_t, OrtValue **))
 #define CreateSessionOptions F(CreateSessionOptions, OrtStatus *(*)(OrtSessionOptions **))
+#define SetOptimizedModelFilePath F(SetOptimizedModelFilePath, OrtStatus *(*)(OrtSessionOptions *, const ORTCHAR_T *))
 #define SetSessionExecutionMode F(SetSessionExecutionMode, OrtStatus *(*)(OrtSessionOptions *, int))
 #define DisableMemPattern F(DisableMemPattern, OrtStatus *(*)(OrtSessionOptions *))
 #define SetSessionLogSeverityLevel F(SetSessionLogSeverityLevel, OrtStatus *(*)(OrtSessionOptions *, int))
@@ -209,65 +225,64 @@ static const char *dml_device_hooked(void) {
 }
 #endif
 
-static void do_load(Cur *c) {
-    uint32_t flags = get_u32(c);
-    if (c->bad) {
-        send_error("malformed LOAD request");
-        return;
-    }
-    const uint8_t *model = c->p;
-    size_t model_len = (size_t)(c->end - c->p);
-    if (next_session >= MAX_SESSIONS) {
-        send_error("too many sessions");
-        return;
-    }
-
+/* Session options for LOAD and LOADPATH: the flags' EP and settings, then the entries given
+ * ("key\0value\0" pairs in `entries`, `n` of them) and ORT_HOST_CONFIG's. NULL after sending
+ * the error. */
+static OrtSessionOptions *session_options(uint32_t flags, int log_level, const char *entries, uint32_t n) {
     OrtSessionOptions *opt = NULL;
-    if (failed(CreateSessionOptions(&opt), "CreateSessionOptions")) return;
-    OrtStatus *st = SetSessionLogSeverityLevel(opt, ORT_LOGGING_LEVEL_ERROR);
+    if (failed(CreateSessionOptions(&opt), "CreateSessionOptions")) return NULL;
+    OrtStatus *st = SetSessionLogSeverityLevel(opt, log_level);
     if (!st && !(flags & 1)) {
         st = AddSessionConfigEntry(opt, "session.disable_cpu_ep_fallback", "1");
         if (!st) st = DisableMemPattern(opt);
         if (!st) st = SetSessionExecutionMode(opt, ORT_SEQUENTIAL);
         if (!st && (flags & 4)) st = AddSessionConfigEntry(opt, "ep.dml.disable_graph_fusion", "1");
-        /* ORT_HOST_CONFIG="key=value;key=value": more session config entries (experiments). */
-        const char *extra = getenv("ORT_HOST_CONFIG");
-        if (!st && extra) {
-            char entries[1024];
-            snprintf(entries, sizeof entries, "%s", extra);
-            for (char *e = strtok(entries, ";"); e && !st; e = strtok(NULL, ";")) {
-                char *eq = strchr(e, '=');
-                if (!eq) continue;
-                *eq = 0;
-                st = AddSessionConfigEntry(opt, e, eq + 1);
-            }
+    }
+    /* The request's entries, then ORT_HOST_CONFIG="key=value;key=value" (experiments): both after
+     * the defaults above, which they may override. */
+    for (uint32_t i = 0; i < n && !st; i++) {
+        const char *key = entries, *value = entries + strlen(entries) + 1;
+        st = AddSessionConfigEntry(opt, key, value);
+        entries = value + strlen(value) + 1;
+    }
+    const char *extra = getenv("ORT_HOST_CONFIG");
+    if (!st && extra && !(flags & 1)) {
+        char more[1024];
+        snprintf(more, sizeof more, "%s", extra);
+        for (char *e = strtok(more, ";"); e && !st; e = strtok(NULL, ";")) {
+            char *eq = strchr(e, '=');
+            if (!eq) continue;
+            *eq = 0;
+            st = AddSessionConfigEntry(opt, e, eq + 1);
         }
-        if (!st) {
+    }
+    if (!st && !(flags & 1)) {
 #ifdef _WIN32
-            if (flags & 2) {
-                const char *why = dml_device_hooked();
-                if (why) {
-                    ReleaseSessionOptions(opt);
-                    send_error("DirectML device: %s", why);
-                    return;
-                }
-                st = append_dml_ex(opt, dml_device, dml_queue);
-            } else {
-                st = append_dml(opt, 0);
+        if (flags & 2) {
+            const char *why = dml_device_hooked();
+            if (why) {
+                ReleaseSessionOptions(opt);
+                send_error("DirectML device: %s", why);
+                return NULL;
             }
-#else
-            st = CreateStatus(ORT_FAIL, "this host was built without DirectML (Linux build): use the CPU flag");
-#endif
+            st = append_dml_ex(opt, dml_device, dml_queue);
+        } else {
+            st = append_dml(opt, 0);
         }
+#else
+        st = CreateStatus(ORT_FAIL, "this host was built without DirectML (Linux build): use the CPU flag");
+#endif
     }
     if (st) {
         ReleaseSessionOptions(opt);
         failed(st, "session options");
-        return;
+        return NULL;
     }
-    OrtSession *session = NULL;
-    st = CreateSessionFromArray(env, model, model_len, opt, &session);
-    ReleaseSessionOptions(opt);
+    return opt;
+}
+
+/* Keeps a session that was created (st NULL) and answers with its id and counts. */
+static void loaded(OrtStatus *st, OrtSession *session) {
     if (failed(st, "CreateSession")) return;
     size_t n_in = 0, n_out = 0;
     if (failed(SessionGetInputCount(session, &n_in), "SessionGetInputCount") ||
@@ -284,6 +299,81 @@ static void do_load(Cur *c) {
     put_u32(&b, (uint32_t)n_out);
     send_response(&b);
     free(b.data);
+}
+
+static void do_load(Cur *c) {
+    uint32_t flags = get_u32(c);
+    if (c->bad) {
+        send_error("malformed LOAD request");
+        return;
+    }
+    if (next_session >= MAX_SESSIONS) {
+        send_error("too many sessions");
+        return;
+    }
+    OrtSessionOptions *opt = session_options(flags, ORT_LOGGING_LEVEL_ERROR, NULL, 0);
+    if (!opt) return;
+    OrtSession *session = NULL;
+    OrtStatus *st = CreateSessionFromArray(env, c->p, (size_t)(c->end - c->p), opt, &session);
+    ReleaseSessionOptions(opt);
+    loaded(st, session);
+}
+
+static void do_load_path(Cur *c) {
+    uint32_t flags = get_u32(c);
+    char *path = get_str(c), *folder = get_str(c), *optimized = get_str(c);
+    uint32_t level = get_u32(c), n = get_u32(c);
+    Buf entries = {0};
+    for (uint32_t i = 0; i < n && !c->bad && n <= 256; i++) {
+        for (int k = 0; k < 2 && !c->bad; k++) {
+            char *s = get_str(c);
+            if (s) put(&entries, s, strlen(s) + 1);
+            free(s);
+        }
+    }
+    if (c->bad || !path || !folder || !optimized || level > 4 || n > 256) {
+        send_error("malformed LOADPATH request");
+    } else if (next_session >= MAX_SESSIONS) {
+        send_error("too many sessions");
+    } else {
+        OrtSessionOptions *opt = NULL;
+#ifdef _WIN32
+        wchar_t wide_path[4096], wide_folder[4096], wide_optimized[4096], before[4096];
+        if (!GetCurrentDirectoryW(4096, before)) before[0] = 0;
+        if (!MultiByteToWideChar(CP_UTF8, 0, path, -1, wide_path, 4096) ||
+            !MultiByteToWideChar(CP_UTF8, 0, folder, -1, wide_folder, 4096) ||
+            !MultiByteToWideChar(CP_UTF8, 0, optimized, -1, wide_optimized, 4096))
+            send_error("LOADPATH: a path is not UTF-8 or too long");
+        else if (!SetCurrentDirectoryW(wide_folder))
+            send_error("LOADPATH: cannot enter the folder %s (error %lu)", folder, GetLastError());
+        else
+            opt = session_options(flags, (int)level, (const char *)entries.data, n);
+        const ORTCHAR_T *model = wide_path, *optimized_path = wide_optimized;
+#else
+        if (chdir(folder) != 0)
+            send_error("LOADPATH: cannot enter the folder %s", folder);
+        else
+            opt = session_options(flags, (int)level, (const char *)entries.data, n);
+        const ORTCHAR_T *model = path, *optimized_path = optimized;
+#endif
+        if (opt && optimized[0] && failed(SetOptimizedModelFilePath(opt, optimized_path), "optimized model path")) {
+            ReleaseSessionOptions(opt);
+            opt = NULL;
+        }
+        if (opt) {
+            OrtSession *session = NULL;
+            OrtStatus *st = CreateSession(env, model, opt, &session);
+            ReleaseSessionOptions(opt);
+            loaded(st, session);
+        }
+#ifdef _WIN32
+        if (before[0]) SetCurrentDirectoryW(before); /* the folder matters only while the session is made */
+#endif
+    }
+    free(path);
+    free(folder);
+    free(optimized);
+    free(entries.data);
 }
 
 static OrtSession *session_of(uint32_t id) { return id > 0 && id < MAX_SESSIONS ? sessions[id] : NULL; }
@@ -488,6 +578,7 @@ static int handle(uint8_t opcode, Cur *c) {
     switch (opcode) {
     case 'V': do_info(); return 1;
     case 'L': do_load(c); return 1;
+    case 'P': do_load_path(c); return 1;
     case 'R': do_run(c); return 1;
     case 'F': do_free(c); return 1;
     default: return 0;
