@@ -23,6 +23,11 @@ The capture folder holds:
   <stem>.json                                      a DxDispatch model: the partitions and the
                                                    outside nodes in order, bound by value name,
                                                    each model output written to <name>.npy
+  <stem>.lowered.onnx                              the whole model as DirectML runs it: that
+                                                   DxDispatch model as one ONNX graph (each
+                                                   partition lowered by dml2onnx, the outside
+                                                   nodes as they are), with the original model's
+                                                   inputs and outputs
 It is made in a staging folder beside it and renamed into place: a failure leaves nothing.
 """
 
@@ -39,9 +44,9 @@ from typing import IO, Any
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
-from . import dtypes, files, serialized_graph, winhost
+from . import compose, dtypes, dxdispatch, files, serialized_graph, winhost
 from .errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError
 from .flatbuf import root
 from .onnx_dispatchable import GraphTensor, SessionSettings, interface, override_free_dimensions
@@ -80,6 +85,7 @@ class Capture:
     outputs: dict[str, np.ndarray]  # the model's outputs on the DirectML EP
     model_json: Path
     units: list[str] = field(default_factory=list)  # the dispatchables, in the order they run
+    lowered: Path | None = None  # the whole model as one ONNX graph (where dml2onnx reads every partition)
 
 
 def file_name(value: str) -> str:
@@ -463,13 +469,63 @@ def capture(
         obj, order = _chain_json(stem, optimized, partitions, kept, npys, shapes)
         model_json = folder / f"{stem}.json"
         model_json.write_text(json.dumps(obj, indent=1) + "\n")
+        lowered = None
+        if all(p.graph is not None for p in partitions):
+            say("lowering the captured graphs into one ONNX model")
+            lowered = f"{stem}.lowered.onnx"
+            onnx.save(whole_model(model_json, model), str(folder / lowered))
         folder.rename(out) if not out.exists() else _fill(out, folder)
         for p in partitions:
             p.path = out / stem / p.path.name
         say(f"wrote {out}: {len(partitions)} partition(s), {len(outside)} node(s) outside them, {out / model_json.name}")
-        return Capture(out, stem, partitions, outside, feeds, outputs, out / model_json.name, order)
+        whole = out / lowered if lowered else None
+        return Capture(out, stem, partitions, outside, feeds, outputs, out / model_json.name, order, whole)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def whole_model(model_json: Path, original: onnx.ModelProto, target: str = "portable") -> onnx.ModelProto:
+    """The capture's DxDispatch model as one ONNX graph (export --single-graph: its resources are
+    flat buffers) behind the original model's inputs and outputs: each input reshaped (BOOL as
+    the UINT8 DirectML holds) into its buffer, each output's buffer back to its shape and type."""
+    chain = compose.single_graph(dxdispatch.load(model_json), original.graph.name or "model", target=target)
+    g = chain.graph
+    renames = {vi.name: f"{vi.name} (buffer)" for vi in (*g.input, *g.output)}
+    nodes = compose.renamed_nodes(g, renames)
+    adapters_in, adapters_out = [], []
+    shapes = {}
+    for vi in (*original.graph.input, *original.graph.output):
+        dims = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+        shapes[vi.name] = numpy_helper.from_array(np.array(dims, np.int64), f"{vi.name} (shape)")
+    flat = numpy_helper.from_array(np.array([-1], np.int64), "(flat)")
+    constants = {t.name for t in original.graph.initializer}
+    for vi in original.graph.input:
+        if vi.name in constants:
+            continue
+        source = vi.name
+        if vi.type.tensor_type.elem_type == TensorProto.BOOL:
+            source = f"{vi.name} (uint8)"
+            adapters_in.append(helper.make_node("Cast", [vi.name], [source], name=source, to=TensorProto.UINT8))
+        adapters_in.append(helper.make_node("Reshape", [source, flat.name], [renames[vi.name]], name=renames[vi.name]))
+    for vi in original.graph.output:
+        shaped = vi.name if vi.type.tensor_type.elem_type != TensorProto.BOOL else f"{vi.name} (uint8)"
+        adapters_out.append(helper.make_node("Reshape", [renames[vi.name], shapes[vi.name].name], [shaped], name=shaped))
+        if shaped != vi.name:
+            adapters_out.append(helper.make_node("Cast", [shaped], [vi.name], name=vi.name, to=TensorProto.BOOL))
+    inputs = [vi for vi in original.graph.input if vi.name not in constants]
+    graph = helper.make_graph(
+        adapters_in + nodes + adapters_out,
+        g.name,
+        inputs,
+        list(original.graph.output),
+        [*g.initializer, flat, *(shapes[vi.name] for vi in original.graph.output)],
+        doc_string=f"{g.doc_string}, behind the original model's inputs and outputs",
+    )
+    whole = helper.make_model(graph, opset_imports=list(chain.opset_import), ir_version=chain.ir_version)
+    for prop in chain.metadata_props:
+        whole.metadata_props.add(key=prop.key, value=prop.value)
+    onnx.checker.check_model(whole)
+    return whole
 
 
 def _fill(empty: Path, folder: Path) -> None:

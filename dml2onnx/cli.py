@@ -276,8 +276,9 @@ def _parser() -> argparse.ArgumentParser:
         description="Run MODEL.onnx on ONNX Runtime's DirectML EP (under Wine on Linux: make dml-setup) with graph "
         "serialization on, and write into DIR every partition it compiled (<stem>/Partition_N.bin and its "
         "constants), the inputs it ran with (inputs/), its outputs there (expected/), the nodes it ran outside any "
-        "partition as ONNX models (outside/), and a DxDispatch model <stem>.json that runs them all in order, bound "
-        "by value name, writing each output to <output>.npy in the current folder. Inputs not given are generated "
+        "partition as ONNX models (outside/), a DxDispatch model <stem>.json that runs them all in order, bound "
+        "by value name, writing each output to <output>.npy in the current folder, and <stem>.lowered.onnx, the whole "
+        "model as DirectML runs it as one ONNX graph with the original inputs and outputs. Inputs not given are generated "
         "from --seed: floats from a standard normal, integers and booleans 0 or 1. Every input needs a static shape.",
     )
     capture.add_argument("model", metavar="MODEL.onnx", help="an ONNX model file")
@@ -450,6 +451,8 @@ def _capture(args: argparse.Namespace) -> None:
     for n in captured.outside:
         print(f"outside any partition: {n.name or '(unnamed)'} ({n.op_type})")
     print(f"{captured.model_json}: runs {len(captured.units)} dispatchables (cd {files.shown(captured.folder)} to run it)")
+    if captured.lowered is not None:
+        print(f"{captured.lowered}: the whole model as DirectML runs it, lowered to one ONNX graph")
 
 
 def _ops(args: argparse.Namespace) -> None:

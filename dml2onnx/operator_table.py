@@ -16,6 +16,7 @@ from .schema import Field, Kind, OperatorSchema, SupportTable, TensorSupport
 SOURCES = (
     "DirectMLSchema.h of microsoft/DirectML a9614e82c922 (2025-07-21)",
     "DirectML.h of microsoft/DirectX-Headers 443ff511fd3f (DML_TARGET_VERSION 0x6400)",
+    "RESAMPLE3, FOLD and UNFOLD from DirectML.h alone (DirectMLSchema.h has no rows for them)",
 )
 
 
@@ -260,6 +261,9 @@ OPERATOR_TYPE: dict[str, int] = {
     "MULTIHEAD_ATTENTION1": 172,
     "QUANTIZE": 173,
     "DEQUANTIZE": 174,
+    "RESAMPLE3": 175,
+    "FOLD": 176,
+    "UNFOLD": 177,
 }
 
 # Other names DirectML.h gives the same operator type.
@@ -4542,6 +4546,64 @@ OPERATORS: dict[str, OperatorSchema] = {
                 ("InputTensor", 1, 8, "INT8 INT4 UINT8 UINT4"),
                 ("QuantizationTensors", 1, 8, "FLOAT32 FLOAT16 INT8 INT4 UINT8 UINT4"),
                 ("OutputTensor", 1, 8, "FLOAT32 FLOAT16"),
+            ),
+        ),
+    ),
+    "RESAMPLE3": OperatorSchema(
+        "RESAMPLE3",
+        (
+            Field("InputTensor", Kind.INPUT),
+            Field("OutputTensor", Kind.OUTPUT),
+            Field("InterpolationMode", Kind.ENUM, enum="DML_INTERPOLATION_MODE"),
+            Field("RoundingDirection", Kind.ENUM, enum="DML_AXIS_DIRECTION"),
+            Field("DimensionCount", Kind.COUNT, array="Scales"),
+            Field("Scales", Kind.FLOAT_ARRAY, count="DimensionCount"),
+            Field("InputPixelOffsets", Kind.FLOAT_ARRAY, count="DimensionCount"),
+            Field("OutputPixelOffsets", Kind.FLOAT_ARRAY, count="DimensionCount"),
+            Field("Antialiased", Kind.BOOL),
+        ),
+        "6_4",
+        (_t("6_4", ("InputTensor", 1, 4, "FLOAT32 FLOAT16 INT8 UINT8"), ("OutputTensor", 1, 4, "FLOAT32 FLOAT16 INT8 UINT8")),),
+    ),
+    "FOLD": OperatorSchema(
+        "FOLD",
+        (
+            Field("InputTensor", Kind.INPUT),
+            Field("OutputTensor", Kind.OUTPUT),
+            Field("DimensionCount", Kind.COUNT, array="WindowSizes"),
+            Field("WindowSizes", Kind.UINT_ARRAY, count="DimensionCount"),
+            Field("Strides", Kind.UINT_ARRAY, count="DimensionCount"),
+            Field("Dilations", Kind.UINT_ARRAY, count="DimensionCount"),
+            Field("StartPadding", Kind.UINT_ARRAY, count="DimensionCount"),
+            Field("EndPadding", Kind.UINT_ARRAY, count="DimensionCount"),
+        ),
+        "6_4",
+        (
+            _t(
+                "6_4",
+                ("InputTensor", 3, 8, "FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8"),
+                ("OutputTensor", 3, 8, "FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8"),
+            ),
+        ),
+    ),
+    "UNFOLD": OperatorSchema(
+        "UNFOLD",
+        (
+            Field("InputTensor", Kind.INPUT),
+            Field("OutputTensor", Kind.OUTPUT),
+            Field("DimensionCount", Kind.COUNT, array="WindowSizes"),
+            Field("WindowSizes", Kind.UINT_ARRAY, count="DimensionCount"),
+            Field("Strides", Kind.UINT_ARRAY, count="DimensionCount"),
+            Field("Dilations", Kind.UINT_ARRAY, count="DimensionCount"),
+            Field("StartPadding", Kind.UINT_ARRAY, count="DimensionCount"),
+            Field("EndPadding", Kind.UINT_ARRAY, count="DimensionCount"),
+        ),
+        "6_4",
+        (
+            _t(
+                "6_4",
+                ("InputTensor", 3, 8, "FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8"),
+                ("OutputTensor", 3, 8, "FLOAT32 FLOAT16 INT64 INT32 INT16 INT8 UINT64 UINT32 UINT16 UINT8"),
             ),
         ),
     ),

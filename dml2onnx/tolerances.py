@@ -264,7 +264,7 @@ def attention(dtype: dtypes.DataType, keys: int, head: int, ep: str) -> Toleranc
 # REVERSE_SUBSEQUENCES move values: exact for every type.
 CUMULATIVE_LENGTH = 64
 CUMULATIVE_MAGNITUDE = 4.0
-MOVING_OPERATORS = {"SPACE_TO_DEPTH", "SPACE_TO_DEPTH1", "DEPTH_TO_SPACE", "DEPTH_TO_SPACE1", "REVERSE_SUBSEQUENCES"}
+MOVING_OPERATORS = {"SPACE_TO_DEPTH", "SPACE_TO_DEPTH1", "DEPTH_TO_SPACE", "DEPTH_TO_SPACE1", "REVERSE_SUBSEQUENCES", "UNFOLD"}
 
 
 def cumulative(operator: str, dtype: dtypes.DataType, length: int) -> Tolerance:
@@ -500,8 +500,8 @@ def tolerance(operator: str, dtype: dtypes.DataType, ep: str, field: str = "") -
         return Tolerance(5e-5, 5e-5)
     if operator in _NORMALIZATIONS:
         return _NORMALIZATIONS[operator]
-    if operator == "REDUCE":
-        return Tolerance(1e-5, 1e-5)  # FLOAT32 sums and products against a FLOAT64 reference
+    if operator in ("REDUCE", "FOLD"):
+        return Tolerance(1e-5, 1e-5)  # FLOAT32 sums (and products) against a FLOAT64 reference
     if operator in _INVERSE_TRIG and ep in ("dml", "directml"):
         # DirectML over Mesa's lavapipe (the Vulkan driver under Wine here) evaluates asin, acos
         # and atan with that driver's approximations: asin(0) = 6.8e-5, atan(1) 1.1e-5 off

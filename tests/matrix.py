@@ -288,6 +288,7 @@ FAMILIES = (
     "matrix_convolution_integer",
     "matrix_quantized_pooling",
     "matrix_roi_align_grad",
+    "matrix_fold",
 )
 
 

@@ -1,6 +1,8 @@
-"""Matrix cases for DML_OPERATOR_UPSAMPLE_2D, …_RESAMPLE, …_RESAMPLE1, …_RESAMPLE2 (dml2onnx/ops/
-resample.py) and …_VALUE_SCALE_2D (value_scale_2d.py): every data type of each page's newest table,
-every dimension count allowed, both interpolation modes, both rounding directions (RESAMPLE2),
+"""Matrix cases for DML_OPERATOR_UPSAMPLE_2D, …_RESAMPLE, …_RESAMPLE1, …_RESAMPLE2, …_RESAMPLE3
+(dml2onnx/ops/resample.py) and …_VALUE_SCALE_2D (value_scale_2d.py): every data type of each page's
+newest table, every dimension count allowed, both interpolation modes, both rounding directions
+(RESAMPLE2, RESAMPLE3), Antialiased TRUE and FALSE in turn (RESAMPLE3: no scale here is below 0.5,
+where it would act),
 scales up and down, dyadic and not, pixel offsets at the centres, the corners and in between.
 NEAREST moves values (bit patterns checked: NaN payloads, -0, extremes); LINEAR on INT8/UINT8 keeps
 dyadic weights (exact in FLOAT32 whatever the order of the lerps, so the truncation is exact too),
@@ -77,7 +79,9 @@ def _resample_cases(op: str, rng: np.random.Generator) -> Iterator[Case]:
                             "OutputPixelOffsets": [op_ if a in scaled else -0.5 for a in range(rank)],
                         }
                     directions: tuple[str | None, ...] = (None,)
-                    if op == "RESAMPLE2":  # both at the highest rank, else one in turn (LINEAR ignores it)
+                    if op == "RESAMPLE3":
+                        fields["Antialiased"] = k % 2 == 0
+                    if op in ("RESAMPLE2", "RESAMPLE3"):  # both at the highest rank, else one in turn (LINEAR ignores it)
                         both = rank == hi and mode == "NEAREST_NEIGHBOR"
                         directions = ("INCREASING", "DECREASING") if both else (("INCREASING", "DECREASING")[k % 2],)
                         k += len(directions) - 1
@@ -123,6 +127,6 @@ def _value_scale_cases(rng: np.random.Generator) -> Iterator[Case]:
 def cases() -> Iterator[Case]:
     rng = np.random.default_rng(2121)
     yield from _upsample_cases(rng)
-    for op in ("RESAMPLE", "RESAMPLE1", "RESAMPLE2"):
+    for op in ("RESAMPLE", "RESAMPLE1", "RESAMPLE2", "RESAMPLE3"):
         yield from _resample_cases(op, rng)
     yield from _value_scale_cases(rng)

@@ -143,6 +143,8 @@ def test_lstm_and_gru_run_outside_the_partitions_and_the_chain_matches(tmp_path:
     _assert_matches(np.load(folder / "expected" / "scores.npy"), want, "the DirectML EP's own output")
     _chain(folder, "lstm_gru.json", "cpu")
     _assert_matches(np.load(folder / "scores.npy"), want, "the captured chain on the CPU EP")
+    assert f"{folder / 'lstm_gru.lowered.onnx'}: the whole model as DirectML runs it" in out
+    _assert_matches(_original(folder / "lstm_gru.lowered.onnx", inputs)["scores"], want, "the whole lowered model")
 
 
 @live
@@ -167,16 +169,11 @@ def test_a_node_the_directml_ep_does_not_take_is_named_and_nothing_is_written(tm
 
 # -- the corpus ----------------------------------------------------------------------------------------------
 
-# What dml2onnx does not read yet, by network (each an issue of its own).
-_NOT_YET = {"unet_up_block": "DML_OPERATOR_RESAMPLE3 (bilinear Resize, DirectML 1.15) is not lowered yet"}
-
 
 @pytest.mark.dml
 @live
 @pytest.mark.parametrize("name", networks.NAMES)
 def test_corpus_network_captured_read_and_matched(name: str, tmp_path: Path) -> None:
-    if name in _NOT_YET:
-        pytest.xfail(_NOT_YET[name])
     model = networks.network(name, tmp_path / "model")
     result = capture.capture(model, tmp_path / "cap", {}, 0, capture.SessionSettings(), io.StringIO())
     unread = [f"{p.name}: {p.problem}" for p in result.partitions if p.graph is None]
@@ -184,6 +181,10 @@ def test_corpus_network_captured_read_and_matched(name: str, tmp_path: Path) -> 
     want = _original(model, result.inputs)
     for output, value in want.items():
         _assert_matches(result.outputs[output], value, f"{name}: {output} on the DirectML EP")
+    assert result.lowered is not None
+    lowered = _original(result.lowered, result.inputs)
+    for output, value in want.items():
+        _assert_matches(lowered[output], value, f"{name}: {output} of the whole lowered model on the CPU EP")
     for ep in ("cpu", "dml"):
         _chain(result.folder, result.model_json.name, ep)
         for output, value in want.items():

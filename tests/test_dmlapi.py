@@ -37,6 +37,7 @@ WINDOW_ARRAYS = ("InputWindowOffsets", "InputWindowSizes", "InputWindowStrides")
 _OUT24 = {"OutputTensor": 24}  # QUANTIZE, DEQUANTIZE: OutputTensor after the quantization tensors
 _ADAM_TENSORS = "InputParametersTensor InputFirstMomentTensor InputSecondMomentTensor GradientTensor TrainingStepTensor OutputParametersTensor OutputFirstMomentTensor OutputSecondMomentTensor"  # noqa: E501
 _BN_GRAD_TENSORS = "InputTensor InputGradientTensor MeanTensor VarianceTensor ScaleTensor OutputGradientTensor OutputScaleGradientTensor OutputBiasGradientTensor"  # noqa: E501
+_WINDOW = ("WindowSizes", "Strides", "Dilations", "StartPadding", "EndPadding")
 RECORDED: dict[str, tuple[int, dict[str, int]]] = {
     "ACTIVATION_HARDMAX": (16, {"InputTensor": 0, "OutputTensor": 8}),
     "ACTIVATION_LOG_SOFTMAX": (16, {"InputTensor": 0, "OutputTensor": 8}),
@@ -347,6 +348,15 @@ RECORDED: dict[str, tuple[int, dict[str, int]]] = {
         {"InputTensor": 0, "OutputTensor": 8, "InterpolationMode": 16, "RoundingDirection": 20, "DimensionCount": 24}
         | {"Scales": 32, "InputPixelOffsets": 40, "OutputPixelOffsets": 48},
     ),
+    "RESAMPLE3": (
+        64,
+        {"InputTensor": 0, "OutputTensor": 8, "InterpolationMode": 16, "RoundingDirection": 20, "DimensionCount": 24}
+        | {"Scales": 32, "InputPixelOffsets": 40, "OutputPixelOffsets": 48, "Antialiased": 56},
+    ),
+    **{  # DML_FOLD_OPERATOR_DESC and DML_UNFOLD_OPERATOR_DESC: two tensors, the count, five arrays
+        op: (64, {"InputTensor": 0, "OutputTensor": 8, "DimensionCount": 16} | {f: 24 + 8 * i for i, f in enumerate(_WINDOW)})
+        for op in ("FOLD", "UNFOLD")
+    },
     "VALUE_SCALE_2D": (32, {"InputTensor": 0, "OutputTensor": 8, "Scale": 16, "ChannelCount": 20, "Bias": 24}),
     "ROI_ALIGN_GRAD": (
         88,

@@ -300,7 +300,7 @@ def test_portable_graphs_pass_the_static_directml_check() -> None:
 
 @st.composite
 def resample_descs(draw: st.DrawFn) -> tuple[str, dict[str, Any], np.ndarray]:
-    op = draw(st.sampled_from(["RESAMPLE", "RESAMPLE1", "RESAMPLE2", "UPSAMPLE_2D"]))
+    op = draw(st.sampled_from(["RESAMPLE", "RESAMPLE1", "RESAMPLE2", "RESAMPLE3", "UPSAMPLE_2D"]))
     seed = draw(SEEDS)
     rng = np.random.default_rng(seed)
     if op == "UPSAMPLE_2D":
@@ -326,10 +326,12 @@ def resample_descs(draw: st.DrawFn) -> tuple[str, dict[str, Any], np.ndarray]:
         else:
             offsets = [draw(st.lists(st.sampled_from(offset_set), min_size=rank, max_size=rank)) for _ in range(2)]
             fields = {"DimensionCount": rank, "Scales": scales, "InputPixelOffsets": offsets[0], "OutputPixelOffsets": offsets[1]}
-            if op == "RESAMPLE2":
+            if op in ("RESAMPLE2", "RESAMPLE3"):
                 fields["RoundingDirection"] = draw(
                     st.sampled_from(["DML_AXIS_DIRECTION_INCREASING", "DML_AXIS_DIRECTION_DECREASING"])
                 )
+            if op == "RESAMPLE3":  # every scale here is 0.5 or more: Antialiased changes nothing
+                fields["Antialiased"] = draw(st.booleans())
     fields |= {"InputTensor": tensor(dtype, shape), "OutputTensor": tensor(dtype, out), "InterpolationMode": mode}
     t = dtypes.BY_NAME[dtype]
     m = tolerances.RESAMPLE_MAGNITUDE
@@ -592,3 +594,66 @@ def test_pixel_offsets_need_one_element_per_dimension() -> None:
     }
     e = refusal("RESAMPLE1", fields)
     assert format_path(e.path) == "desc.InputPixelOffsets" and "must have DimensionCount (1) elements, not 2" in str(e), str(e)
+
+
+# -- RESAMPLE3 (feature level 6_4) ---------------------------------------------------------------------
+
+
+def _identity_rows(n: int, m: int, scale: float, mode: str, antialiased: bool, offsets: tuple[float, float]) -> dict[str, Any]:
+    """RESAMPLE3 of the n x n identity along its last axis: output row j holds every input's weight."""
+    ip, op_ = offsets
+    x = np.eye(n, dtype=np.float32)
+    fields = resample1(x, [n, m], mode, [1, scale], ([ip, ip], [op_, op_]))
+    return fields | {"RoundingDirection": "DML_AXIS_DIRECTION_DECREASING", "Antialiased": antialiased}
+
+
+@pytest.mark.parametrize(
+    ("scale", "mode", "offsets"),
+    [(0.5, LIN, (0.5, -0.5)), (0.5, LIN, (0.0, 0.0)), (0.55, LIN, (0.2, 0.1)), (0.25, NN, (0.5, -0.5)), (3.0, LIN, (0.5, -0.5))],
+)
+def test_resample3_antialiased_is_resample2_where_it_does_not_act(scale: float, mode: str, offsets: tuple[float, float]) -> None:
+    m = max(1, int(16 * scale))
+    with_aa, without = (make_desc("RESAMPLE3", _identity_rows(16, m, scale, mode, aa, offsets)) for aa in (True, False))
+    x = {"InputTensor": np.eye(16, dtype=np.float32)}
+    got = run("RESAMPLE3", with_aa.source, x["InputTensor"])
+    two = make_desc("RESAMPLE2", {k: v for k, v in without.source.items() if k != "Antialiased"})
+    assert got.tobytes() == ops.MODULES["RESAMPLE2"].reference(two, x).tobytes()
+
+
+@live
+@pytest.mark.parametrize(
+    ("scale", "mode", "offsets"),
+    [(0.5, LIN, (0.5, -0.5)), (0.5, LIN, (0.0, 0.0)), (0.55, LIN, (0.2, 0.1)), (0.25, NN, (0.5, -0.5)), (3.0, LIN, (0.5, -0.5))],
+)
+def test_directml_antialiased_changes_nothing_there(scale: float, mode: str, offsets: tuple[float, float]) -> None:
+    m = max(1, int(16 * scale))
+    x = {"InputTensor": np.eye(16, dtype=np.float32)}
+    on, off = (
+        dmlapi.execute(make_desc("RESAMPLE3", _identity_rows(16, m, scale, mode, aa, offsets)), x).output for aa in (True, False)
+    )
+    assert on.tobytes() == off.tobytes()
+    desc = make_desc("RESAMPLE3", _identity_rows(16, m, scale, mode, True, offsets))
+    assert not mismatches(desc, {"OutputTensor": on}, {"OutputTensor": ops.MODULES["RESAMPLE3"].reference(desc, x)}, "dml")
+
+
+def test_resample3_antialiased_downscaling_is_refused_with_the_reason() -> None:
+    e = refusal("RESAMPLE3", _identity_rows(16, 5, 1 / 3, LIN, True, (0.5, -0.5)))
+    assert format_path(e.path) == "desc.Antialiased"
+    assert "Scales[1] = 0.3333333333333333, below 0.5) is DirectML's iterative downsampling" in e.rule
+    make_desc("RESAMPLE3", _identity_rows(16, 5, 1 / 3, LIN, False, (0.5, -0.5)))  # without it: RESAMPLE2's
+    make_desc("RESAMPLE3", _identity_rows(16, 5, 1 / 3, NN, True, (0.5, -0.5)))  # NEAREST: no filter
+
+
+@live
+def test_directml_antialiased_downscaling_averages_more_inputs() -> None:
+    """What the refusal is about, as DirectML 1.15 computes it: 16 to 5 at 1/3 weighs four inputs
+    per output (0.35 0.35 0.15 0.15), where RESAMPLE2 reads one (coordinate 1)."""
+    x = {"InputTensor": np.eye(16, dtype=np.float32)}
+    weights = dmlapi.execute(make_desc("RESAMPLE3", _identity_rows(16, 5, 1 / 3, LIN, False, (0.5, -0.5))), x).output.T
+    fields = _identity_rows(16, 5, 1 / 3, LIN, True, (0.5, -0.5))
+    from dml2onnx.desc import parse_operator_desc
+
+    desc = parse_operator_desc("RESAMPLE3", fields, ("desc",), ("type",))  # refused by validation: run as is
+    aa = dmlapi.execute(desc, x).output.T
+    assert np.count_nonzero(weights[0]) == 1 and np.count_nonzero(aa[0]) == 4
+    np.testing.assert_allclose(aa[0, :4], [0.35, 0.35, 0.15, 0.15], atol=1e-6)

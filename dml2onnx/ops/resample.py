@@ -1,4 +1,4 @@
-"""DML_OPERATOR_UPSAMPLE_2D, …_RESAMPLE, …_RESAMPLE1, …_RESAMPLE2: each output element of
+"""DML_OPERATOR_UPSAMPLE_2D, …_RESAMPLE, …_RESAMPLE1, …_RESAMPLE2, …_RESAMPLE3: each output element of
 OutputTensor read from InputTensor at the coordinate that the page's relation gives, axis by axis:
 
     OutputX = (InputX + InputPixelOffset) * Scale + OutputPixelOffset
@@ -24,6 +24,12 @@ What the pages leave open, as DirectML's own API showed it (1.24.4 under Wine, m
   The output's Sizes are free (the scaled input is cropped or its edge repeated) but for
   UPSAMPLE_2D, whose output must be the input times ScaleSize (0 refused); InputTensor and
   OutputTensor must have the same DataType.
+- RESAMPLE3 (feature level 6_4; ONNX Runtime's DirectML EP writes every Resize as one) is RESAMPLE2
+  with `Antialiased`, which acts only in LINEAR mode on an axis whose scale is below 0.5 (the page:
+  1 / scale > 2; at 0.5 and above, and in NEAREST_NEIGHBOR mode, the results were RESAMPLE2's bit for
+  bit). There DirectML "downsamples iteratively" (box averages, then a LINEAR pass, measured: 16 to 5
+  at 1/3 weighs inputs 0.35 0.35 0.15 0.15), a filter not modelled yet: such a desc is refused with
+  that reason; every other RESAMPLE3 is lowered as RESAMPLE2.
 - One disagreement, kept on the page's side (tests/dml_findings.py): DML_RESAMPLE and
   DML_RESAMPLE1 NEAREST_NEIGHBOR on INT8/UINT8 floor the coordinate (0.75 reads element 0) where
   their floats, RESAMPLE2 and the DirectML EP's Resize on the same types take the nearest element.
@@ -85,7 +91,7 @@ CANDIDATES = ("gather", "resize")  # choices.py
 DML_PREFERENCE = ("resize",)
 # The types whose Resize the CPU, CUDA and DirectML EPs all compute as DirectML does, by mode
 RESIZE_TYPES = {"nearest": (dtypes.FLOAT32, dtypes.UINT8), "linear": (dtypes.FLOAT32,)}
-ROWS = ("UPSAMPLE_2D", "RESAMPLE", "RESAMPLE1", "RESAMPLE2")
+ROWS = ("UPSAMPLE_2D", "RESAMPLE", "RESAMPLE1", "RESAMPLE2", "RESAMPLE3")
 F32 = np.float32
 MIN_SCALE = F32(2.0**-23)  # FLT_EPSILON: DirectML's smallest scale
 # (InputPixelOffset, OutputPixelOffset) of ONNX Resize's coordinate_transformation_mode, as the
@@ -113,7 +119,7 @@ def geometry(desc: OperatorDesc) -> tuple[tuple[float, ...], tuple[float, ...], 
 
 def rounding(desc: OperatorDesc) -> str:
     """How NEAREST_NEIGHBOR maps a coordinate to an index: "halves_up", "ceil" or "floor"."""
-    if desc.schema.name != "RESAMPLE2":
+    if desc.schema.name not in ("RESAMPLE2", "RESAMPLE3"):
         return "halves_up"
     return "ceil" if desc["RoundingDirection"] == "INCREASING" else "floor"
 
@@ -149,6 +155,15 @@ def validate(desc: OperatorDesc) -> None:
             for i, v in enumerate(desc[field]):
                 if not math.isfinite(v):
                     raise ModelError(desc.at(field, i), f"must be finite, not {v}")
+    if name == "RESAMPLE3" and desc["Antialiased"] and _linear(desc):
+        below = [i for i, s in enumerate(desc["Scales"]) if F32(s) < F32(0.5)]
+        if below:
+            raise ModelError(
+                desc.at("Antialiased"),
+                f"Antialiased LINEAR downscaling (Scales[{below[0]}] = {desc['Scales'][below[0]]}, below 0.5) is "
+                "DirectML's iterative downsampling, which dml2onnx does not model yet; Antialiased FALSE, or scales of "
+                "0.5 and above, are lowered",
+            )
 
 
 # -- the per-axis tables (shared by the graphs and the reference) ----------------------------
@@ -405,7 +420,9 @@ def examples(op: OperatorSchema) -> list[common.Example]:
             elif op.name == "RESAMPLE":
                 ex |= {"ScaleCount": 4, "Scales": [1, 1, 2, 2]}
             else:
-                ex |= doubling_at_pixel_centres(rounding=op.name == "RESAMPLE2")
+                ex |= doubling_at_pixel_centres(rounding=op.name in ("RESAMPLE2", "RESAMPLE3"))
+                if op.name == "RESAMPLE3":
+                    ex["Antialiased"] = True  # no effect when upscaling
             out.append(ex)
     return out
 
