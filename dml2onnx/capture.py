@@ -47,7 +47,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from . import compose, dtypes, dxdispatch, files, serialized_graph, winhost
-from .errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError
+from .errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError, one_line
 from .flatbuf import root
 from .onnx_dispatchable import GraphTensor, SessionSettings, interface, override_free_dimensions
 
@@ -235,6 +235,8 @@ def _optimized(stem: str, staging: Path) -> onnx.ModelProto:
     scratch.mkdir()
     sid = _session(host, staging / "source" / f"{stem}.onnx", scratch, {}, optimized=target)
     host.free(sid)
+    if not target.is_file():
+        raise RuntimeFailure("ONNX Runtime wrote no optimized model: the nodes outside the partitions cannot be named")
     return onnx.load(str(target))
 
 
@@ -289,11 +291,17 @@ def _outside_model(node: onnx.NodeProto, optimized: onnx.ModelProto, shapes: dic
     as initializers, the others as graph inputs."""
     constants = {t.name: t for t in optimized.graph.initializer}
     inits = [constants[v] for v in dict.fromkeys(node.input) if v in constants]
+    unknown = [v for v in (*node.input, *node.output) if v and v not in constants and v not in shapes]
+    if unknown:
+        raise RuntimeFailure(f"node {node.name or node.op_type} outside the partitions: the type of '{unknown[0]}' is not known")
     inputs = [shapes[v] for v in dict.fromkeys(node.input) if v and v not in constants]
     outputs = [shapes[v] for v in node.output if v]
     graph = helper.make_graph([node], file_name(node.name or node.op_type), inputs, outputs, inits)
     model = helper.make_model(graph, opset_imports=list(optimized.opset_import), ir_version=optimized.ir_version)
-    onnx.checker.check_model(model)
+    try:
+        onnx.checker.check_model(model)
+    except onnx.checker.ValidationError as e:
+        raise RuntimeFailure(f"node {node.name or node.op_type} outside the partitions: {one_line(str(e))}") from None
     return model
 
 
@@ -472,14 +480,20 @@ def capture(
         lowered = None
         if all(p.graph is not None for p in partitions):
             say("lowering the captured graphs into one ONNX model")
-            lowered = f"{stem}.lowered.onnx"
-            onnx.save(whole_model(model_json, model), str(folder / lowered))
+            try:
+                whole = whole_model(model_json, model)
+            except (Dml2OnnxError, onnx.checker.ValidationError) as e:  # the capture stands without it
+                say(f"no {stem}.lowered.onnx: {one_line(str(e))}")
+            else:
+                lowered = f"{stem}.lowered.onnx"
+                onnx.save(whole, str(folder / lowered))
         folder.rename(out) if not out.exists() else _fill(out, folder)
         for p in partitions:
             p.path = out / stem / p.path.name
         say(f"wrote {out}: {len(partitions)} partition(s), {len(outside)} node(s) outside them, {out / model_json.name}")
-        whole = out / lowered if lowered else None
-        return Capture(out, stem, partitions, outside, feeds, outputs, out / model_json.name, order, whole)
+        return Capture(
+            out, stem, partitions, outside, feeds, outputs, out / model_json.name, order, out / lowered if lowered else None
+        )
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 

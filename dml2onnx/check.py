@@ -27,6 +27,7 @@ class Row:
     nodes: int
     ok: bool
     failure: str = ""  # the EP could not run the model at all
+    ran: str = "the desc"  # what DirectML's API ran, where no graph's nodes are counted
 
 
 def _fmt(x: float) -> str:
@@ -57,14 +58,15 @@ def dynamic(model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSE
             for field, c in _comparisons(d, got, want, ep).items():  # a row per output
                 first = d.desc.output if isinstance(d, Dispatchable) else next(iter(d.outputs))
                 label = f"{i}:{name}" if field == first else f"{i}:{name}.{field}"
-                rows.append(Row(label, runtime.label(ep), c.max_abs, c.max_rel, total - off, total, c.ok and off == 0))
+                ran = "the desc" if isinstance(d, Dispatchable) else "the graph"
+                rows.append(Row(label, runtime.label(ep), c.max_abs, c.max_rel, total - off, total, c.ok and off == 0, ran=ran))
     width = max([len(r.dispatch) for r in rows] + [8])
     out.write(f"{'dispatch':<{width}}  {'EP':<22} {'max abs':>9} {'max rel':>9}  {'nodes on EP':>11}  result\n")
     for r in rows:
         if r.failure:
             out.write(f"{r.dispatch:<{width}}  {r.ep:<22} {'':>9} {'':>9}  {'':>11}  {r.failure}\n")
             continue
-        nodes = f"{r.nodes_on_ep}/{r.nodes}" if r.nodes else "the desc"
+        nodes = f"{r.nodes_on_ep}/{r.nodes}" if r.nodes else r.ran
         out.write(
             f"{r.dispatch:<{width}}  {r.ep:<22} {_fmt(r.max_abs):>9} {_fmt(r.max_rel):>9}  {nodes:>11}  "
             f"{'ok' if r.ok else 'MISMATCH'}\n"

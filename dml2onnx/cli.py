@@ -183,7 +183,8 @@ def _parser() -> argparse.ArgumentParser:
         default="cpu",
         help="execution provider (default: cpu); auto picks DirectML, then CUDA, then CPU (on Linux: CUDA, then "
         "DirectML under Wine, then CPU). GPU EPs run with CPU fallback disabled. dml on Linux: ONNX Runtime's "
-        "DirectML EP under Wine (make dml-setup); directml: DirectML's own API executes each desc, no ONNX",
+        "DirectML EP under Wine (make dml-setup); directml: DirectML's own API executes each desc and compiles each "
+        "serialized graph (IDMLDevice1::CompileGraph), no ONNX",
     )
     _free_dims(run)
     _session_options(run)
@@ -235,7 +236,7 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         choices=("cpu", "cuda", "dml", "directml"),
         help="an EP to check (repeatable; default: every EP present, with dml and directml where make dml-setup "
-        "has set up Wine); directml is DirectML's own API executing the desc",
+        "has set up Wine); directml is DirectML's own API executing the desc or compiling the serialized graph",
     )
     check.add_argument("--static", action="store_true", help="no execution: the static DirectML EP check")
     _free_dims(check)
@@ -326,8 +327,9 @@ def _check(args: argparse.Namespace) -> int:
             raise UsageError("--static checks the DirectML EP only: use --ep dml or no --ep")
         return 0 if check.static_dml(model, sys.stdout, args.opset, args.target) else 1
     eps = args.ep or runtime.engines()
-    if not args.ep and any(isinstance(d, onnx_dispatchable.GraphDispatchable) for d in model.dispatchables.values()):
-        eps = [ep for ep in eps if ep != runtime.DIRECTML]  # DirectML's API runs descs, not ONNX graphs
+    graphs = [d for d in model.dispatchables.values() if isinstance(d, onnx_dispatchable.GraphDispatchable)]
+    if not args.ep and any(d.directml is None for d in graphs):
+        eps = [ep for ep in eps if ep != runtime.DIRECTML]  # DirectML's API runs descs and its graphs, not ONNX graphs
     for ep in eps:
         runtime.resolve(ep)
     return 0 if check.dynamic(model, eps, sys.stdout, args.opset, args.target) else 1

@@ -33,6 +33,7 @@ import numpy as np
 
 from . import descpack, tensor, winhost
 from .desc import OperatorDesc
+from .dml_graph import ConstantNode, IntermediateEdge, OperatorNode, SerializedGraph
 from .errors import RuntimeFailure
 from .tensor import TensorDesc
 
@@ -153,14 +154,37 @@ class Host(winhost.WineHost):
         what: str = "EXEC",
     ) -> tuple[list[bytes], dict[str, float]]:
         """inputs: (flags, bytes or None for a null tensor); outputs: (size, initial bytes or None)."""
-        parts: list[bytes | memoryview] = [
-            b"X",
-            struct.pack("<II", flags, len(packed.blob)),
-            packed.blob,
-            struct.pack("<II", packed.root, len(packed.relocations)),
-            packed.encode_relocations(),
-            struct.pack("<I", len(inputs)),
-        ]
+        parts: list[bytes | memoryview] = [b"X", struct.pack("<I", flags), *_desc_parts(packed)]
+        return self._tensors_and_result(parts, inputs, outputs, what)
+
+    def graph(
+        self,
+        nodes: list[descpack.Packed],
+        edges: tuple[list[tuple[int, int, int]], list[tuple[int, int, int]], list[tuple[int, int, int, int]]],
+        inputs: list[tuple[int, bytes | None]],
+        outputs: list[tuple[int, bytes | None]],
+        flags: int = 0,
+        what: str = "GRAPH",
+    ) -> tuple[list[bytes], dict[str, float]]:
+        """A DML_GRAPH_DESC of operator `nodes` and (input, output, intermediate) `edges`, compiled
+        by IDMLDevice1::CompileGraph and run as `execute` runs an operator."""
+        parts: list[bytes | memoryview] = [b"G", struct.pack("<II", flags, len(nodes))]
+        for packed in nodes:
+            parts += _desc_parts(packed)
+        for group, width in zip(edges, (3, 3, 4), strict=True):
+            parts.append(struct.pack("<I", len(group)))
+            parts += [struct.pack(f"<{width}I", *edge) for edge in group]
+        return self._tensors_and_result(parts, inputs, outputs, what)
+
+    def _tensors_and_result(
+        self,
+        parts: list[bytes | memoryview],
+        inputs: list[tuple[int, bytes | None]],
+        outputs: list[tuple[int, bytes | None]],
+        what: str,
+    ) -> tuple[list[bytes], dict[str, float]]:
+        """Appends EXEC's tensors to a request, sends it, and reads EXEC's answer."""
+        parts.append(struct.pack("<I", len(inputs)))
         for in_flags, data in inputs:
             parts.append(struct.pack("<IQ", in_flags, 0 if data is None else len(data)))
             if data:
@@ -188,6 +212,16 @@ class Host(winhost.WineHost):
             initializer_descriptors=init_desc, operator_descriptors=exec_desc, temporary_bytes=temp, persistent_bytes=persistent
         )
         return out, stats
+
+
+def _desc_parts(packed: descpack.Packed) -> list[bytes]:
+    """A packed desc as a request carries it: its blob, root offset and relocations."""
+    return [
+        struct.pack("<I", len(packed.blob)),
+        packed.blob,
+        struct.pack("<II", packed.root, len(packed.relocations)),
+        packed.encode_relocations(),
+    ]
 
 
 def host(hide_int64: bool = True, compute: bool = False) -> Host:
@@ -286,6 +320,51 @@ def execute(
             raws[b.name] = data
             outputs[b.name] = from_buffer(b.tensor, data)
     return Result(outputs, raws, stats, h.device.adapter)
+
+
+def execute_graph(
+    graph: SerializedGraph, feeds: dict[str, np.ndarray], *, flags: int = 0, name: str | None = None
+) -> dict[str, np.ndarray]:
+    """A serialized graph compiled whole by DirectML (IDMLDevice1::CompileGraph, as DxDispatch's
+    dmlSerializedGraph runs it) and run: `feeds` and the result by graph input / output name, each
+    its `graph.inputs` / `graph.outputs` tensor. Constant nodes are bound as graph inputs after the
+    graph's own, at initialization where their readers' tensors are OWNED_BY_DML (as DxDispatch
+    binds a ConstantName node's file)."""
+    operators = list(graph.operators)
+    at = {n.index: i for i, n in enumerate(operators)}
+    constants = [n for n in graph.nodes if isinstance(n, ConstantNode)]
+    constant_input = {n.index: len(graph.input_names) + i for i, n in enumerate(constants)}
+    owned = {e.from_node for e in graph.intermediate_edges if e.from_node in constant_input and _owned(graph, e)}
+    ins: list[tuple[int, bytes | None]] = []
+    for input_name in graph.input_names:
+        t = graph.inputs.get(input_name)
+        ins.append((0, None) if t is None else (0, to_buffer(t, feeds[input_name])))
+    for n in constants:
+        size = max(len(n.data), graph.constants[n.index].size_in_bytes)
+        ins.append((FLAG_OWNED_BY_DML if n.index in owned else 0, n.data.ljust(size, b"\0")))
+    inputs = [(e.graph_input, at[e.to_node], e.to_input) for e in graph.input_edges]
+    inputs += [
+        (constant_input[e.from_node], at[e.to_node], e.to_input)
+        for e in graph.intermediate_edges
+        if e.from_node in constant_input
+    ]
+    middle = [(at[e.from_node], e.from_output, at[e.to_node], e.to_input) for e in graph.intermediate_edges if e.from_node in at]
+    outputs = [(at[e.from_node], e.from_output, e.graph_output) for e in graph.output_edges]
+    outs: list[tuple[int, bytes | None]] = []
+    for output_name in graph.output_names:
+        t = graph.outputs.get(output_name)
+        outs.append((0, None) if t is None else (t.size_in_bytes, bytes(t.size_in_bytes)))
+    what = f"serialized graph {graph.label}" + (f" '{name}'" if name else "")
+    raw, _ = host().graph([descpack.pack(n.desc) for n in operators], (inputs, outputs, middle), ins, outs, flags, what)
+    return {n: from_buffer(graph.outputs[n], data) for n, data in zip(graph.output_names, raw, strict=True) if n in graph.outputs}
+
+
+def _owned(graph: SerializedGraph, edge: IntermediateEdge) -> bool:
+    """The tensor that reads the edge is flagged DML_TENSOR_FLAG_OWNED_BY_DML."""
+    node = graph.nodes[edge.to_node]
+    assert isinstance(node, OperatorNode)
+    point = node.node.inputs[edge.to_input]
+    return point is not None and bool(node.desc.tensor(point).flags & 1)
 
 
 @dataclass

@@ -61,11 +61,12 @@ def _check_target(cmd: WriteFile, allow_any_path: bool) -> None:
         raise ModelError(cmd.path + ("targetPath",), str(e)) from None
 
 
-class _ReferenceGraph:
-    """A graph dispatchable's numpy reference, with runtime.Session's run_all."""
+class _FunctionGraph:
+    """A graph dispatchable run by a function (its numpy reference, DirectML's API), with
+    runtime.Session's run_all."""
 
-    def __init__(self, reference: onnx_dispatchable.Reference) -> None:
-        self.run_all = reference
+    def __init__(self, run: onnx_dispatchable.Reference) -> None:
+        self.run_all = run
 
 
 class Executor:
@@ -129,13 +130,14 @@ class Executor:
         """A graph's session: on the EP; for `reference`, its numpy reference where it has one (a
         serialized graph's descs), else the CPU EP (`check` says so: an ONNX file has none)."""
         if self.ep == runtime.DIRECTML:
-            what = "an ONNX graph" if d.kind == "onnx" else "a DirectML serialized graph"
-            raise UsageError(
-                f"dispatchable '{d.name}' is {what}: --ep directml runs single DirectML operator descs through "
-                "DirectML's own API; use --ep dml (ONNX Runtime's DirectML EP) for graphs"
-            )
+            if d.directml is None:
+                raise UsageError(
+                    f"dispatchable '{d.name}' is an ONNX graph: --ep directml runs DirectML's descs and serialized "
+                    "graphs through DirectML's own API; use --ep dml (ONNX Runtime's DirectML EP) for ONNX graphs"
+                )
+            return _FunctionGraph(d.directml)
         if self.ep == "reference" and d.reference is not None:
-            return _ReferenceGraph(d.reference)
+            return _FunctionGraph(d.reference)
         configure = None if d.settings.default_session else d.settings.configure
         return runtime.create(d.model(self.opset, self.target), d.name, "cpu" if self.ep == "reference" else self.ep, configure)
 

@@ -143,6 +143,8 @@ class GraphDispatchable:
     # its numpy reference by graph input / output name (a serialized graph's descs have one; an
     # ONNX file has none: `--ep reference` and `check` then use the CPU EP)
     reference: Reference | None = None
+    # the graph run by DirectML's own API (`--ep directml`): a serialized graph compiled whole
+    directml: Reference | None = None
 
     def model(self, opset: int, target: str) -> onnx.ModelProto:
         """The graph with the free dimension overrides applied to its inputs."""
@@ -157,19 +159,20 @@ def parse(name: str, obj: dict[str, Any], path: JsonPath, model_dir: Path, level
     """A graph dispatchable from its JSON object (type already known to be in GRAPH_KINDS)."""
     type_key = "Type" if "Type" in obj else "type"
     kind = str(obj[type_key]).lower()
-    build, settings, reference = graph_source(name, kind, obj, path, model_dir, level)
+    build, settings, reference, directml = graph_source(name, kind, obj, path, model_dir, level)
     from .builder import DEFAULT_OPSET
 
     model = build(DEFAULT_OPSET, "portable")  # the interface does not depend on the opset or target
     inputs, outputs = interface(model, path)
-    return GraphDispatchable(name, kind, dict(obj), build, settings, path, inputs, outputs, reference)
+    return GraphDispatchable(name, kind, dict(obj), build, settings, path, inputs, outputs, reference, directml)
 
 
 def graph_source(
     name: str, kind: str, obj: dict[str, Any], path: JsonPath, model_dir: Path, level: str = NEWEST_LEVEL
-) -> tuple[Callable[[int, str], onnx.ModelProto], SessionSettings, Reference | None]:
-    """The model builder `(opset, target) -> onnx.ModelProto`, the session settings and the numpy
-    reference (None: none) of the graph dispatchable `name`'s JSON object: the one place a kind
+) -> tuple[Callable[[int, str], onnx.ModelProto], SessionSettings, Reference | None, Reference | None]:
+    """The model builder `(opset, target) -> onnx.ModelProto`, the session settings, the numpy
+    reference and the run by DirectML's own API (None: none) of the graph dispatchable `name`'s
+    JSON object: the one place a kind
     of graph dispatchable is added (its lowercase type joins GRAPH_KINDS); `level` is
     --feature-level, for graphs made of descs. A `dmlSerializedGraph` reads its .bin here,
     refusing a bad one at its JSON path (no session settings: DxDispatch has none for it); its
@@ -177,9 +180,9 @@ def graph_source(
     if kind == "onnx":
         reject_unknown_keys(obj, list(_ONNX_KEYS), path, "an ONNX dispatchable")
         model = _load_onnx(obj, path, model_dir)
-        return (lambda _opset, _target: model), _settings(obj, path), None
+        return (lambda _opset, _target: model), _settings(obj, path), None, None
     if kind == "dmlserializedgraph":
-        from . import serialized_graph
+        from . import dmlapi, serialized_graph
 
         reject_unknown_keys(obj, ["type", "Type", "sourcePath"], path, "a dmlSerializedGraph dispatchable")
         sp = path + ("sourcePath",)
@@ -195,6 +198,7 @@ def graph_source(
             (lambda opset, target: serialized_graph.to_onnx(graph, name, opset, target)),
             SessionSettings(),
             lambda feeds: serialized_graph.reference(graph, feeds),
+            lambda feeds: dmlapi.execute_graph(graph, feeds, name=name),
         )
     raise ModelError(path + ("type",), f"'{kind}' is not a graph dispatchable type")  # GRAPH_KINDS and this disagree
 

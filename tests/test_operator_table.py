@@ -51,10 +51,11 @@ def test_generated_table_is_current() -> None:
 
 
 def test_every_operator_type() -> None:
-    assert len(TABLE) == 174
-    assert sorted(operator_table.OPERATOR_TYPE.values()) == list(range(1, 175))
+    assert len(TABLE) == 177  # DirectML 1.15 (feature level 6_4): RESAMPLE3, FOLD and UNFOLD last
+    assert sorted(operator_table.OPERATOR_TYPE.values()) == list(range(1, 178))
     assert operator_table.OPERATOR_TYPE["ELEMENT_WISE_IDENTITY"] == 1
     assert operator_table.OPERATOR_TYPE["DEQUANTIZE"] == 174
+    assert [operator_table.OPERATOR_TYPE[n] for n in ("RESAMPLE3", "FOLD", "UNFOLD")] == [175, 176, 177]
     assert operator_table.ALIASES == {"SCATTER_ELEMENTS": "SCATTER"}
     assert set(TABLE) >= set(schema.OPERATORS)
     assert sum(1 for n in TABLE if n.startswith("ELEMENT_WISE_")) == 65
@@ -191,7 +192,7 @@ def _directml_h() -> Path | None:
 
 
 def test_live_layout_of_every_operator(tmp_path: Path) -> None:
-    """sizeof/offsetof of all 174 descs and every enum value, _Static_assert-ed against a DirectML.h
+    """sizeof/offsetof of all 177 descs and every enum value, _Static_assert-ed against a DirectML.h
     compiled by mingw-w64's gcc (microsoft/DirectX-Headers include/directx/DirectML.h)."""
     header, gcc = _directml_h(), shutil.which("x86_64-w64-mingw32-gcc")
     if header is None or gcc is None:
@@ -229,7 +230,7 @@ def _ops_json(*args: str) -> list[dict[str, Any]]:
 
 def test_ops_json_lists_every_operator() -> None:
     listed = _ops_json()
-    assert len(listed) == 174 and len({e["name"] for e in listed}) == 174
+    assert len(listed) == 177 and len({e["name"] for e in listed}) == 177
     by_name = {e["name"]: e for e in listed}
     argmax = by_name["DML_OPERATOR_ARGMAX"]
     assert (argmax["supported"], argmax["introduced"]) == (True, "3_0")
@@ -258,8 +259,8 @@ def test_ops_feature_level() -> None:
 def test_ops_text_and_help() -> None:
     status, out, _ = run_cli("ops")
     lines = out.splitlines()
-    assert status == 0 and len(lines) == 175
-    assert lines[-1] == f"174 DirectML operators at feature level 6_4, {len(schema.OPERATORS)} lowered by dml2onnx"
+    assert status == 0 and len(lines) == 178
+    assert lines[-1] == f"177 DirectML operators at feature level 6_4, {len(schema.OPERATORS)} lowered by dml2onnx"
     argmax = next(line for line in lines if line.startswith("DML_OPERATOR_ARGMAX "))
     assert "3_0" in argmax and "lowered" in argmax and "-> " in argmax and "ArgMax" in argmax
     status, out, _ = run_cli("ops", "--help")
@@ -304,7 +305,7 @@ def _model(op_type: str, desc: dict[str, Any] | None = None) -> dict[str, Any]:
 
 
 def test_unknown_operator_type_refused(tmp_path: Path) -> None:
-    # every DirectML operator is lowered now (174 of 174), so no real one is left to refuse as "not yet"
+    # every DirectML operator is lowered now (177 of 177), so no real one is left to refuse as "not yet"
     assert len(schema.OPERATORS) == len(operator_table.OPERATORS)
     status, out, err = run_cli("run", write_model(tmp_path, _model("DML_OPERATOR_ROI_ALIGN_GRADIENT")))
     assert (status, out) == (2, "")
@@ -358,4 +359,4 @@ def test_readme_overview_is_current() -> None:
     block = readme[readme.index(tool.BEGIN) : readme.index(tool.END)]
     lowered_5_1 = sum(1 for op in operator_table.OPERATORS.values() if op.feature_level == "5_1" and op.name in schema.OPERATORS)
     assert f"- `5_1` (7, {lowered_5_1} lowered): **`ACTIVATION_GELU`**" in block
-    assert block.count("`, ") + block.count("`**, ") + block.count("\n- ") >= 174
+    assert block.count("`, ") + block.count("`**, ") + block.count("\n- ") >= 177

@@ -16,7 +16,7 @@ import numpy as np
 import onnx
 import pytest
 
-from dml2onnx import catalog, runtime
+from dml2onnx import catalog, dmlapi, runtime
 from dml2onnx import serialized_graph as sg
 from dml2onnx.errors import ModelError, UsageError
 from support import printed, run_cli
@@ -816,3 +816,64 @@ def test_gather_in_a_graph_for_every_target(target: str) -> None:
     got = runtime.create(model, "g", "cpu").run_all({"x": x, "i": i})["y"]
     np.testing.assert_array_equal(got, np.maximum(x, 0)[:, :, [3, 0, 0, 2, 1], :])
     assert "If" in [n.op_type for n in model.graph.node] or target != "cuda"
+
+
+# -- DirectML's own API compiles the whole graph (IDMLDevice1::CompileGraph) ---------------------------
+
+live = pytest.mark.skipif(dmlapi.missing() is not None, reason="DirectML's API under Wine is not set up (make dml-setup)")
+
+
+def _directml_cases(folder: Path) -> dict[str, tuple[sg.SerializedGraph, dict[str, np.ndarray]]]:
+    """Graphs of every shape of node and edge: inline and file constants (the latter OWNED_BY_DML),
+    reinterpreted intermediates, fused activations, several outputs, null optional inputs."""
+    t4, t2x2 = Tensor([1, 1, 2, 3]), Tensor([2, 2])
+    chain = [
+        Const("bias", ["b"], data=f32([1, -2, 3, -4, 5, -6]).tobytes()),
+        add("add", "x", "b", "t", t4),
+        relu("relu", "t", "y", Tensor([6])),
+    ]
+    linear = Attr("Activation", ("DML_OPERATOR_ACTIVATION_LINEAR", [Attr("Float32", 2.0), Attr("Float32", 1.0)]))
+    add1 = Op("add1", "DML_OPERATOR_ELEMENT_WISE_ADD1", ["x", "x"], ["z"], [t2x2, t2x2], [t2x2], [linear])
+    f32([10, 20]).tofile(folder / "weights.bin")
+    by_name = [Const("w", ["wv"], file="weights"), add("a", "x", "wv", "y", Tensor([2]))]
+    softmax = ("DML_OPERATOR_ACTIVATION_SOFTMAX1", [Attr("UInt32", 1), Attr("UIntArray", [3])])
+    gemm_attrs = [Attr("UInt32", 0), Attr("UInt32", 0), Attr("Float32", 0.5), Attr("Float32", 0.0), Attr("Activation", softmax)]
+    gemm = Op(
+        "gemm",
+        "DML_OPERATOR_GEMM",
+        ["a", "b", ""],
+        ["y"],
+        [Tensor([1, 2, 3, 4]), Tensor([1, 2, 4, 5])],
+        [Tensor([1, 2, 3, 5])],
+        gemm_attrs,
+    )
+    rng = np.random.default_rng(9)
+    return {
+        "chain": (parse(serialized(chain, ["x"], ["y"])), {"x": f32(rng.standard_normal((1, 1, 2, 3)))}),
+        "outputs": (parse(serialized([add1, relu("r", "z", "w", t2x2)], ["x"], ["w", "z"])), {"x": f32([[1, -1], [-3, 0.25]])}),
+        "by_name": (parse(serialized(by_name, ["", "x"], ["y"]), folder), {"x": f32([1.5, -2])}),
+        "matmul_add": (sg.load(MATMUL_ADD / "Partition_0.bin"), {"model_input": np.full((1, 1, 1, 5), 1.5, np.float32)}),
+        "attention": (
+            parse(serialized([gemm], ["a", "b"], ["y"])),
+            {"a": f32(rng.standard_normal((1, 2, 3, 4))), "b": f32(rng.standard_normal((1, 2, 4, 5)))},
+        ),
+    }
+
+
+@live
+@pytest.mark.parametrize("case", ["chain", "outputs", "by_name", "matmul_add", "attention"])
+def test_directml_compiles_the_whole_graph_as_the_reference_computes_it(case: str, tmp_path: Path) -> None:
+    graph, feeds = _directml_cases(tmp_path)[case]
+    got = dmlapi.execute_graph(graph, feeds)
+    want = sg.reference(graph, feeds)
+    assert list(got) == list(want) == list(graph.outputs)
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-6, atol=1e-7, err_msg=name)
+
+
+@live
+def test_dxdispatch_serialized_graph_model_on_directml() -> None:
+    status, out, err = run_cli("run", str(MATMUL_ADD.parent / "dmlSerializedGraph_matmul_add.json"), "--ep", "directml")
+    assert status == 0, err
+    assert printed(out) == {"model_output": [12.25] * 5}
+    assert "Dispatch 'matmul_add': 1 iteration" in err and "(DirectML API)" in err

@@ -376,7 +376,7 @@ def _int8_input(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str], wan
     if not shift and not zero and not any(pads):
         return inputs["InputTensor"], (b.cast(inputs["InputTensor"], F32, "input_float", "X8 in FLOAT32") if want_float else None)
     v = b.cast(inputs["InputTensor"], F32, "input_float", "InputTensor in FLOAT32 (exact)")
-    offset = b.scalar(-float(shift), F32, "input_shift") if shift else None
+    offset = b.scalar(-float(shift), F32, "input_shift") if shift and not zero else None
     if zero:
         z = _scalar_shape(
             b, b.cast(inputs["InputZeroPointTensor"], F32, "input_zero_float", "in FLOAT32"), 0, 1, "input_zero", "one"

@@ -29,6 +29,8 @@
  * persistent as its output, OWNED_BY_DML inputs as a buffer array) recorded and run; then the
  * operator's binding table (inputs, outputs, temporary, persistent) recorded with the command
  * recorder, run, and the outputs copied to a readback heap. Each submission waits on a fence.
+ *   'G' GRAPH  a whole DML_GRAPH_DESC compiled with IDMLDevice1::CompileGraph (do_graph says how it
+ *              is sent), then initialized and run as EXEC runs an operator -> as EXEC
  *   'Q' QUIT   -> (nothing), then the process exits
  *
  * Errors (HRESULTs of D3D12 and DirectML, e.g. E_INVALIDARG when DirectML refuses a desc) come
@@ -144,12 +146,58 @@ typedef struct {
     void(STDMETHODCALLTYPE *RecordDispatch)(DmlObj *, ID3D12CommandList *, DmlObj *dispatchable, DmlObj *table);
 } IDMLCommandRecorderVtbl;
 
+/* IDMLDevice1 adds CompileGraph after IDMLDevice's slots. */
+typedef struct {
+    IDMLDeviceVtbl base;
+    HRESULT(STDMETHODCALLTYPE *CompileGraph)(DmlObj *, const void *desc, UINT flags, REFIID, void **);
+} IDMLDevice1Vtbl;
+
+enum { DML_GRAPH_NODE_TYPE_OPERATOR = 1 };
+enum { DML_GRAPH_EDGE_TYPE_INPUT = 1, DML_GRAPH_EDGE_TYPE_OUTPUT = 2, DML_GRAPH_EDGE_TYPE_INTERMEDIATE = 3 };
+
+typedef struct {
+    DmlObj *Operator;
+    const char *Name;
+} DML_OPERATOR_GRAPH_NODE_DESC;
+
+typedef struct {
+    UINT Type;
+    const void *Desc;
+} DML_GRAPH_NODE_DESC, DML_GRAPH_EDGE_DESC;
+
+typedef struct {
+    UINT GraphInputIndex, ToNodeIndex, ToNodeInputIndex;
+    const char *Name;
+} DML_INPUT_GRAPH_EDGE_DESC;
+
+typedef struct {
+    UINT FromNodeIndex, FromNodeOutputIndex, GraphOutputIndex;
+    const char *Name;
+} DML_OUTPUT_GRAPH_EDGE_DESC;
+
+typedef struct {
+    UINT FromNodeIndex, FromNodeOutputIndex, ToNodeIndex, ToNodeInputIndex;
+    const char *Name;
+} DML_INTERMEDIATE_GRAPH_EDGE_DESC;
+
+typedef struct {
+    UINT InputCount, OutputCount, NodeCount;
+    const DML_GRAPH_NODE_DESC *Nodes;
+    UINT InputEdgeCount;
+    const DML_GRAPH_EDGE_DESC *InputEdges;
+    UINT OutputEdgeCount;
+    const DML_GRAPH_EDGE_DESC *OutputEdges;
+    UINT IntermediateEdgeCount;
+    const DML_GRAPH_EDGE_DESC *IntermediateEdges;
+} DML_GRAPH_DESC;
+
 struct DmlObj {
     const void *vtbl;
 };
 
 #define VT(obj, type) ((const type *)(obj)->vtbl)
 
+static const GUID IID_IDMLDevice1 = {0xa0884f9a, 0xd2be, 0x4355, {0xaa, 0x5d, 0x59, 0x01, 0x28, 0x1a, 0xd1, 0xd2}};
 static const GUID IID_IDMLOperator = {0x26caae7a, 0x3081, 0x4633, {0x95, 0x81, 0x22, 0x6f, 0xbe, 0x57, 0x69, 0x5d}};
 static const GUID IID_IDMLCompiledOperator = {
     0x6b15e56a, 0xbf5c, 0x4902, {0x92, 0xd8, 0xda, 0x3a, 0x65, 0x0a, 0xfe, 0xa4}};
@@ -305,7 +353,8 @@ static void do_info(void) {
     free(b.data);
 }
 
-#define MAX_TENSORS 64
+#define MAX_TENSORS 65536
+#define MAX_NODES 65536
 
 typedef struct {
     uint32_t flags;
@@ -315,37 +364,20 @@ typedef struct {
     UINT64 upload_at;
 } Tensor;
 
-static void do_exec(Cur *c) {
-    if (!g.dml) return send_error("no DirectML device: %s", g.error);
-    double t_start = now_ms();
-    uint32_t exec_flags = get_u32(c);
+/* A packed desc (dml2onnx/descpack.py): u32 blob length, blob, u32 root offset (its
+ * DML_OPERATOR_DESC), u32 r, r x (u32 pointer offset, u32 target offset). Returns the blob copied
+ * to 16-byte-aligned memory with its pointers rebased (_aligned_free it), or NULL with `err`. */
+static uint8_t *read_desc(Cur *c, uint32_t *root, char *err, size_t err_len) {
     uint32_t blob_len = get_u32(c);
     const uint8_t *blob_in = take(c, blob_len);
-    uint32_t root = get_u32(c);
+    *root = get_u32(c);
     uint32_t n_reloc = get_u32(c);
     const uint8_t *relocs = take(c, (uint64_t)n_reloc * 8);
-    if (c->bad) return send_error("malformed EXEC request (desc)");
-    if ((uint64_t)root + 16 > blob_len) return send_error("root offset %u outside the %u-byte blob", root, blob_len);
-
-    Tensor ins[MAX_TENSORS] = {0}, outs[MAX_TENSORS] = {0};
-    uint32_t n_in = get_u32(c);
-    if (n_in > MAX_TENSORS) return send_error("too many inputs (%u)", n_in);
-    for (uint32_t i = 0; i < n_in && !c->bad; i++) {
-        ins[i].flags = get_u32(c);
-        ins[i].size = get_u64(c);
-        ins[i].data = take(c, ins[i].size);
-    }
-    uint32_t n_out = get_u32(c);
-    if (n_out > MAX_TENSORS) return send_error("too many outputs (%u)", n_out);
-    for (uint32_t i = 0; i < n_out && !c->bad; i++) {
-        outs[i].size = get_u64(c);
-        outs[i].data = get_u8(c) ? take(c, outs[i].size) : NULL;
-    }
-    if (c->bad || c->p != c->end) return send_error("malformed EXEC request (tensors)");
-
-    /* The blob, copied to 16-byte-aligned memory and its pointers rebased. */
+    if (c->bad) return snprintf(err, err_len, "malformed request (desc)"), NULL;
+    if ((uint64_t)*root + 16 > blob_len)
+        return snprintf(err, err_len, "root offset %u outside the %u-byte blob", *root, blob_len), NULL;
     uint8_t *blob = _aligned_malloc(blob_len ? blob_len : 1, 16);
-    if (!blob) return send_error("out of memory for a %u-byte desc", blob_len);
+    if (!blob) return snprintf(err, err_len, "out of memory for a %u-byte desc", blob_len), NULL;
     memcpy(blob, blob_in, blob_len);
     for (uint32_t i = 0; i < n_reloc; i++) {
         uint32_t at, target;
@@ -353,22 +385,35 @@ static void do_exec(Cur *c) {
         memcpy(&target, relocs + 8 * i + 4, 4);
         if ((uint64_t)at + 8 > blob_len || target >= blob_len || (at & 7)) {
             _aligned_free(blob);
-            return send_error("relocation %u (%u -> %u) outside the %u-byte blob", i, at, target, blob_len);
+            return snprintf(err, err_len, "relocation %u (%u -> %u) outside the %u-byte blob", i, at, target, blob_len), NULL;
         }
         uint64_t p = (uint64_t)(uintptr_t)(blob + target);
         memcpy(blob + at, &p, 8);
     }
+    return blob;
+}
 
-    const IDMLDeviceVtbl *dev = VT(g.dml, IDMLDeviceVtbl);
-    DmlObj *op = NULL, *compiled = NULL, *init = NULL, *init_table = NULL, *exec_table = NULL;
-    ID3D12DescriptorHeap *heap = NULL;
-    ID3D12Resource *temp = NULL, *persistent = NULL, *upload = NULL, *readback = NULL;
-    char err[2048] = "";
-    double t_create = 0, t_compile = 0, t_prepare = 0, t_init = 0, t_exec = 0;
-    DML_BINDING_PROPERTIES ip = {0}, ep = {0};
-    const char *why;
-    HRESULT hr;
-    void *out;
+/* The tensors of a request: u32 n, n x (u32 flags (1 = owned by DirectML: bound at
+ * initialization), u64 size (0 = a null tensor), size bytes), u32 m, m x (u64 size (0 = null),
+ * u8 has initial bytes, [size bytes]). 0 when malformed (the arrays may be allocated: free them). */
+static int read_tensors(Cur *c, Tensor **ins, uint32_t *n_in, Tensor **outs, uint32_t *n_out) {
+    *n_in = get_u32(c);
+    if (c->bad || *n_in > MAX_TENSORS) return 0;
+    *ins = calloc(*n_in + 1, sizeof **ins);
+    for (uint32_t i = 0; i < *n_in && !c->bad; i++) {
+        (*ins)[i].flags = get_u32(c);
+        (*ins)[i].size = get_u64(c);
+        (*ins)[i].data = take(c, (*ins)[i].size);
+    }
+    *n_out = get_u32(c);
+    if (c->bad || *n_out > MAX_TENSORS) return 0;
+    *outs = calloc(*n_out + 1, sizeof **outs);
+    for (uint32_t i = 0; i < *n_out && !c->bad; i++) {
+        (*outs)[i].size = get_u64(c);
+        (*outs)[i].data = get_u8(c) ? take(c, (*outs)[i].size) : NULL;
+    }
+    return !c->bad && c->p == c->end;
+}
 
 #define CHECK(call, what)                                                                 \
     do {                                                                                  \
@@ -386,16 +431,28 @@ static void do_exec(Cur *c) {
         }                                                 \
     } while (0)
 
-    double t0 = now_ms();
-    CHECK(dev->CreateOperator(g.dml, (const DML_OPERATOR_DESC *)(blob + root), &IID_IDMLOperator, &out),
-          "IDMLDevice::CreateOperator");
-    op = out;
-    double t1 = now_ms();
-    CHECK(dev->CompileOperator(g.dml, op, exec_flags, &IID_IDMLCompiledOperator, &out), "IDMLDevice::CompileOperator");
-    compiled = out;
+/* Initializes and runs a compiled operator (or graph) on the tensors and answers the request:
+ * the outputs and the statistics of EXEC. `times` holds the create and compile times so far. */
+static void run_compiled(DmlObj *compiled, Tensor *ins, uint32_t n_in, Tensor *outs, uint32_t n_out, double t_start,
+                         double t_create, double t_compile) {
+    const IDMLDeviceVtbl *dev = VT(g.dml, IDMLDeviceVtbl);
+    DmlObj *init = NULL, *init_table = NULL, *exec_table = NULL;
+    ID3D12DescriptorHeap *heap = NULL;
+    ID3D12Resource *temp = NULL, *persistent = NULL, *upload = NULL, *readback = NULL;
+    char err[2048] = "";
+    double t_prepare = 0, t_init = 0, t_exec = 0;
+    DML_BINDING_PROPERTIES ip = {0}, ep = {0};
+    const char *why;
+    HRESULT hr;
+    void *out;
     double t2 = now_ms();
-    t_create = t1 - t0;
-    t_compile = t2 - t1;
+    DML_BUFFER_BINDING *owned = calloc(n_in + 1, sizeof *owned), *in_bb = calloc(n_in + 1, sizeof *in_bb);
+    DML_BUFFER_BINDING *out_bb = calloc(n_out + 1, sizeof *out_bb);
+    DML_BINDING_DESC *in_bd = calloc(n_in + 1, sizeof *in_bd), *out_bd = calloc(n_out + 1, sizeof *out_bd);
+    if (!owned || !in_bb || !out_bb || !in_bd || !out_bd) {
+        snprintf(err, sizeof err, "out of memory for %u bindings", n_in + n_out);
+        goto done;
+    }
     CHECK(dev->CreateOperatorInitializer(g.dml, 1, &compiled, &IID_IDMLOperatorInitializer, &out),
           "IDMLDevice::CreateOperatorInitializer");
     init = out;
@@ -487,7 +544,6 @@ static void do_exec(Cur *c) {
     const IDMLBindingTableVtbl *bt = VT(init_table, IDMLBindingTableVtbl);
     if (ip.TemporaryResourceSize) bt->BindTemporaryResource(init_table, &temp_bd);
     if (persistent) bt->BindOutputs(init_table, 1, &pers_bd);
-    DML_BUFFER_BINDING owned[MAX_TENSORS];
     int any_owned = 0;
     for (uint32_t i = 0; i < n_in; i++) {
         int is_owned = (ins[i].flags & 1) && ins[i].buffer;
@@ -516,8 +572,6 @@ static void do_exec(Cur *c) {
     CHECK(dev->CreateBindingTable(g.dml, &etd, &IID_IDMLBindingTable, &out), "IDMLDevice::CreateBindingTable (operator)");
     exec_table = out;
     bt = VT(exec_table, IDMLBindingTableVtbl);
-    DML_BUFFER_BINDING in_bb[MAX_TENSORS], out_bb[MAX_TENSORS];
-    DML_BINDING_DESC in_bd[MAX_TENSORS], out_bd[MAX_TENSORS];
     for (uint32_t i = 0; i < n_in; i++) {
         in_bb[i] = (DML_BUFFER_BINDING){ins[i].buffer, 0, ins[i].size};
         in_bd[i] = (ins[i].buffer && !(ins[i].flags & 1)) ? (DML_BINDING_DESC){DML_BINDING_TYPE_BUFFER, &in_bb[i]} : none_bd;
@@ -593,15 +647,166 @@ done:
     for (uint32_t i = 0; i < n_in; i++) release(ins[i].buffer);
     for (uint32_t i = 0; i < n_out; i++) release(outs[i].buffer);
     release(init);
+    free(owned);
+    free(in_bb);
+    free(out_bb);
+    free(in_bd);
+    free(out_bd);
+}
+
+static void do_exec(Cur *c) {
+    if (!g.dml) return send_error("no DirectML device: %s", g.error);
+    double t_start = now_ms();
+    uint32_t exec_flags = get_u32(c);
+    char err[512] = "";
+    uint32_t root;
+    uint8_t *blob = read_desc(c, &root, err, sizeof err);
+    if (!blob) return send_error("EXEC: %s", err);
+    Tensor *ins = NULL, *outs = NULL;
+    uint32_t n_in = 0, n_out = 0;
+    DmlObj *op = NULL, *compiled = NULL;
+    const IDMLDeviceVtbl *dev = VT(g.dml, IDMLDeviceVtbl);
+    HRESULT hr;
+    void *out;
+    if (!read_tensors(c, &ins, &n_in, &outs, &n_out)) {
+        snprintf(err, sizeof err, "malformed EXEC request (tensors)");
+        goto done;
+    }
+    double t0 = now_ms();
+    CHECK(dev->CreateOperator(g.dml, (const DML_OPERATOR_DESC *)(blob + root), &IID_IDMLOperator, &out),
+          "IDMLDevice::CreateOperator");
+    op = out;
+    double t1 = now_ms();
+    CHECK(dev->CompileOperator(g.dml, op, exec_flags, &IID_IDMLCompiledOperator, &out), "IDMLDevice::CompileOperator");
+    compiled = out;
+    run_compiled(compiled, ins, n_in, outs, n_out, t_start, t1 - t0, now_ms() - t1);
+done:
+    if (err[0]) send_error("%s", err);
     release(compiled);
     release(op);
+    free(ins);
+    free(outs);
     _aligned_free(blob);
+}
+
+/* 'G' GRAPH: u32 DML_EXECUTION_FLAGS, u32 k, k x an operator node's packed desc (as EXEC's),
+ * u32 a, a x (u32 graph input, u32 to node, u32 to input), u32 b, b x (u32 from node, u32 from
+ * output, u32 graph output), u32 c, c x (u32 from node, u32 from output, u32 to node, u32 to
+ * input), then the graph's inputs and outputs as EXEC's tensors -> as EXEC. The nodes are the
+ * operators of a DML_GRAPH_DESC, in order; constants come as graph inputs. */
+static void do_graph(Cur *c) {
+    if (!g.dml) return send_error("no DirectML device: %s", g.error);
+    double t_start = now_ms();
+    uint32_t exec_flags = get_u32(c), k = get_u32(c);
+    char err[512] = "";
+    if (c->bad || k == 0 || k > MAX_NODES) return send_error("malformed GRAPH request (%u nodes)", k);
+    uint8_t **blobs = calloc(k, sizeof *blobs);
+    DmlObj **ops = calloc(k, sizeof *ops);
+    DML_OPERATOR_GRAPH_NODE_DESC *op_nodes = calloc(k, sizeof *op_nodes);
+    DML_GRAPH_NODE_DESC *nodes = calloc(k, sizeof *nodes);
+    uint32_t *roots = calloc(k, sizeof *roots);
+    DML_INPUT_GRAPH_EDGE_DESC *in_edges = NULL;
+    DML_OUTPUT_GRAPH_EDGE_DESC *out_edges = NULL;
+    DML_INTERMEDIATE_GRAPH_EDGE_DESC *mid_edges = NULL;
+    DML_GRAPH_EDGE_DESC *in_e = NULL, *out_e = NULL, *mid_e = NULL;
+    Tensor *ins = NULL, *outs = NULL;
+    uint32_t n_in = 0, n_out = 0, a = 0, b = 0, m = 0;
+    DmlObj *compiled = NULL;
+    const IDMLDeviceVtbl *dev = VT(g.dml, IDMLDeviceVtbl);
+    DmlObj *dev1 = NULL;
+    HRESULT hr;
+    void *out;
+    if (!blobs || !ops || !op_nodes || !nodes || !roots) {
+        snprintf(err, sizeof err, "out of memory for %u nodes", k);
+        goto done;
+    }
+    for (uint32_t i = 0; i < k; i++) {
+        char why[400] = "";
+        blobs[i] = read_desc(c, &roots[i], why, sizeof why);
+        if (!blobs[i]) {
+            snprintf(err, sizeof err, "GRAPH node %u: %s", i, why);
+            goto done;
+        }
+    }
+    a = get_u32(c);
+    if (c->bad || a > MAX_TENSORS) goto malformed;
+    in_edges = calloc(a + 1, sizeof *in_edges);
+    in_e = calloc(a + 1, sizeof *in_e);
+    for (uint32_t i = 0; i < a; i++) {
+        uint32_t v[3]; /* read in order: an initializer list's expressions are not sequenced */
+        for (int j = 0; j < 3; j++) v[j] = get_u32(c);
+        in_edges[i] = (DML_INPUT_GRAPH_EDGE_DESC){v[0], v[1], v[2], NULL};
+        in_e[i] = (DML_GRAPH_EDGE_DESC){DML_GRAPH_EDGE_TYPE_INPUT, &in_edges[i]};
+    }
+    b = get_u32(c);
+    if (c->bad || b > MAX_TENSORS) goto malformed;
+    out_edges = calloc(b + 1, sizeof *out_edges);
+    out_e = calloc(b + 1, sizeof *out_e);
+    for (uint32_t i = 0; i < b; i++) {
+        uint32_t v[3];
+        for (int j = 0; j < 3; j++) v[j] = get_u32(c);
+        out_edges[i] = (DML_OUTPUT_GRAPH_EDGE_DESC){v[0], v[1], v[2], NULL};
+        out_e[i] = (DML_GRAPH_EDGE_DESC){DML_GRAPH_EDGE_TYPE_OUTPUT, &out_edges[i]};
+    }
+    m = get_u32(c);
+    if (c->bad || m > MAX_TENSORS * 4) goto malformed;
+    mid_edges = calloc(m + 1, sizeof *mid_edges);
+    mid_e = calloc(m + 1, sizeof *mid_e);
+    for (uint32_t i = 0; i < m; i++) {
+        uint32_t v[4];
+        for (int j = 0; j < 4; j++) v[j] = get_u32(c);
+        mid_edges[i] = (DML_INTERMEDIATE_GRAPH_EDGE_DESC){v[0], v[1], v[2], v[3], NULL};
+        mid_e[i] = (DML_GRAPH_EDGE_DESC){DML_GRAPH_EDGE_TYPE_INTERMEDIATE, &mid_edges[i]};
+    }
+    if (c->bad || !read_tensors(c, &ins, &n_in, &outs, &n_out)) goto malformed;
+
+    double t0 = now_ms();
+    for (uint32_t i = 0; i < k; i++) {
+        char what[64];
+        snprintf(what, sizeof what, "IDMLDevice::CreateOperator (node %u)", i);
+        CHECK(dev->CreateOperator(g.dml, (const DML_OPERATOR_DESC *)(blobs[i] + roots[i]), &IID_IDMLOperator, &out), what);
+        ops[i] = out;
+        op_nodes[i] = (DML_OPERATOR_GRAPH_NODE_DESC){ops[i], NULL};
+        nodes[i] = (DML_GRAPH_NODE_DESC){DML_GRAPH_NODE_TYPE_OPERATOR, &op_nodes[i]};
+    }
+    double t1 = now_ms();
+    CHECK(((const IUnknownVtbl *)g.dml->vtbl)->QueryInterface((IUnknown *)g.dml, &IID_IDMLDevice1, &out),
+          "QueryInterface (IDMLDevice1)");
+    dev1 = out;
+    DML_GRAPH_DESC graph = {n_in, n_out, k, nodes, a, in_e, b, out_e, m, mid_e};
+    CHECK(VT(dev1, IDMLDevice1Vtbl)->CompileGraph(dev1, &graph, exec_flags, &IID_IDMLCompiledOperator, &out),
+          "IDMLDevice1::CompileGraph");
+    compiled = out;
+    run_compiled(compiled, ins, n_in, outs, n_out, t_start, t1 - t0, now_ms() - t1);
+    goto done;
+malformed:
+    snprintf(err, sizeof err, "malformed GRAPH request (edges or tensors)");
+done:
+    if (err[0]) send_error("%s", err);
+    release(compiled);
+    release(dev1);
+    for (uint32_t i = 0; ops && i < k; i++) release(ops[i]);
+    for (uint32_t i = 0; blobs && i < k; i++) _aligned_free(blobs[i]);
+    free(blobs);
+    free(ops);
+    free(op_nodes);
+    free(nodes);
+    free(roots);
+    free(in_edges);
+    free(out_edges);
+    free(mid_edges);
+    free(in_e);
+    free(out_e);
+    free(mid_e);
+    free(ins);
+    free(outs);
 }
 
 static int handle(uint8_t opcode, Cur *c) {
     switch (opcode) {
     case 'V': do_info(); return 1;
     case 'X': do_exec(c); return 1;
+    case 'G': do_graph(c); return 1;
     default: return 0;
     }
 }

@@ -1,0 +1,112 @@
+"""Runs captured networks' whole lowered models (`dml2onnx capture`'s <stem>.lowered.onnx) on the
+CUDA EP, beside their original models, on a GPU machine (../shared/GPU.md): the lowered graph on
+the CUDA EP with CPU fallback disabled (every node on the GPU, or the session fails), the original
+on the CPU EP as the truth, and the original on the CUDA EP for scale.
+
+    python tools/gpu_corpus.py bundle        # on this machine: captures tests/networks.py's small
+                                              # networks into .gpucorpus/ (needs make dml-setup)
+    python3 tools/gpu_corpus.py run .gpucorpus OUT.md   # on the GPU machine (onnxruntime-gpu)
+
+Each folder of the bundle holds original.onnx, lowered.onnx and inputs.npz (by input name).
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+
+# the networks small enough to travel in one device call (64 MiB) with the rest
+SMALL = (
+    "squeezenet",
+    "shufflenet",
+    "bert_encoder",
+    "bert_encoder_fp16",
+    "gpt2_decoder",
+    "unet_up_block",
+    "detection_head",
+    "lstm_gru",
+    "convnet_fp16",
+    "convnet_qdq",
+)
+
+
+def bundle(target: Path) -> None:
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    import networks  # tests/networks.py: the corpus
+
+    from dml2onnx import capture
+    from dml2onnx.onnx_dispatchable import SessionSettings
+
+    shutil.rmtree(target, ignore_errors=True)
+    work = target / ".work"
+    for name in SMALL:
+        model = networks.network(name, work / "models")
+        got = capture.capture(model, work / name, {}, 0, SessionSettings(), io.StringIO())
+        assert got.lowered is not None, name
+        folder = target / name
+        folder.mkdir(parents=True)
+        shutil.copy(model, folder / "original.onnx")
+        shutil.copy(got.lowered, folder / "lowered.onnx")
+        np.savez(folder / "inputs.npz", **got.inputs)
+        print(f"{folder}: {sum(p.stat().st_size for p in folder.rglob('*') if p.is_file()) >> 10} KiB")
+    shutil.rmtree(work)
+
+
+def run(source: Path, report: Path) -> int:
+    import onnx
+    import onnxruntime as ort
+
+    def session(path: Path, ep: str) -> ort.InferenceSession:
+        so = ort.SessionOptions()
+        if ep == "CPUExecutionProvider":
+            return ort.InferenceSession(str(path), so, providers=[ep])
+        so.add_session_config_entry("session.disable_cpu_ep_fallback", "1")
+        return ort.InferenceSession(str(path), so, providers=[(ep, {"use_tf32": "0"})])
+
+    lines = [
+        f"onnxruntime {ort.__version__}, {ort.get_available_providers()}",
+        "",
+        "| network | lowered nodes | lowered on CUDA vs original on CPU (max abs / max abs of the output) "
+        "| original on CUDA vs CPU |",
+        "|---|---:|---|---|",
+    ]
+    failures = 0
+    for folder in sorted(p for p in source.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        with np.load(folder / "inputs.npz") as saved:
+            inputs = {k: saved[k] for k in saved.files}
+        original = session(folder / "original.onnx", "CPUExecutionProvider")
+        names = [o.name for o in original.get_outputs()]
+        want = dict(zip(names, original.run(names, inputs), strict=True))
+        cells = []
+        for model, ep in (("lowered.onnx", "CUDAExecutionProvider"), ("original.onnx", "CUDAExecutionProvider")):
+            try:
+                got = dict(zip(names, session(folder / model, ep).run(names, inputs), strict=True))
+            except Exception as e:  # the report says what failed
+                cells.append(f"FAILED: {str(e).splitlines()[0][:160]}")
+                failures += model == "lowered.onnx"
+                continue
+            parts = []
+            for n in names:
+                w, g = want[n].astype(np.float64), got[n].astype(np.float64)
+                err, scale = float(np.max(np.abs(g - w), initial=0)), float(np.max(np.abs(w), initial=0))
+                limit = (1e-2 if want[n].dtype == np.float16 else 1e-4) * max(1.0, scale)  # as tests/test_capture.py
+                ok = err <= limit
+                failures += model == "lowered.onnx" and not ok
+                parts.append(f"{n}: {err:.3g} / {scale:.3g} {'ok' if ok else 'MISMATCH'}")
+            cells.append("; ".join(parts))
+        nodes = len(onnx.load(str(folder / "lowered.onnx")).graph.node)
+        lines.append(f"| {folder.name} | {nodes} | {cells[0]} | {cells[1]} |")
+    report.write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "bundle":
+        bundle(Path(sys.argv[2] if len(sys.argv) > 2 else ".gpucorpus"))
+    else:
+        sys.exit(run(Path(sys.argv[2]), Path(sys.argv[3])))
