@@ -172,11 +172,11 @@ def graph_source(
 ) -> tuple[Callable[[int, str], onnx.ModelProto], SessionSettings, Reference | None, Reference | None]:
     """The model builder `(opset, target) -> onnx.ModelProto`, the session settings, the numpy
     reference and the run by DirectML's own API (None: none) of the graph dispatchable `name`'s
-    JSON object: the one place a kind
-    of graph dispatchable is added (its lowercase type joins GRAPH_KINDS); `level` is
-    --feature-level, for graphs made of descs. A `dmlSerializedGraph` reads its .bin here,
-    refusing a bad one at its JSON path (no session settings: DxDispatch has none for it); its
-    graph's inputs and outputs carry the DML graph's names, so bindings work as they do here."""
+    JSON object: the one place a kind of graph dispatchable is added (its lowercase type joins
+    GRAPH_KINDS); `level` is --feature-level, for graphs made of descs. A `dmlSerializedGraph`
+    reads its .bin here, refusing a bad one at its JSON path (no session settings: DxDispatch has
+    none for it); its graph's inputs and outputs carry the DML graph's names, so bindings work as
+    they do here."""
     if kind == "onnx":
         reject_unknown_keys(obj, list(_ONNX_KEYS), path, "an ONNX dispatchable")
         model = _load_onnx(obj, path, model_dir)
