@@ -23,6 +23,21 @@ e >= 0 gives x**e modulo 2**32 (signed or unsigned 32-bit arithmetic, 0**0 = 1),
 8/16-bit types (INT8 2**7 = 127, 2**31 = -128, 2**32 = 0); e < 0 gives trunc(1 / x**|e|): 1 for
 x = 1, +-1 for x = -1 by the parity of e, else 0 (0**-1 = 0).
 
+An ExponentTensor of another type than InputTensor (POW's page allows it from feature level 3_0:
+only InputTensor and OutputTensor must match; ONNX Runtime's DirectML EP writes it for a Pow whose
+exponent is no one-element constant). DirectML's API computed every pairing of the table's types:
+- a float base with any exponent: the exponent's value as a FLOAT32 and the float pow above; with a
+  FLOAT32 base and an 8/16-bit integer or FLOAT16 exponent, results beyond FLOAT16's range
+  (|y| > 65504) are +-inf (2**17 = inf, 255.94**2 = inf, 255.93**2 = 65500.14), FLOAT32 inside it;
+- an integer base with a float exponent: the float pow on FLOAT32 values, truncated toward zero and
+  saturated to the base's type, NaN as 0 ((-3)**2.7 = 0, 2**40 = INT32's maximum). DirectML's pow is
+  not correctly rounded, so where the exact result is an integer its truncation can be one less
+  (10**4.0 = 9999, 255**1.0 = 254 in UINT8): the graphs compute the exact float pow (tests allow it);
+- an integer base with an integer exponent: the integer pow above with the exponent's own value
+  (a negative one of a signed type: its parity rule, 1 for x = 1, else 0).
+One pairing is refused, not modelled yet: a signed base with a UINT32 exponent (2**31 and more);
+ScaleBias with mixed types too.
+
 Lowering: ONNX Pow in FLOAT32 (FLOAT16 computed in FLOAT32) with selects where IEEE's pow differs
 (a Pow node alone where CONSTANT_POW's exponent leaves none: even integers, e.g. x**2); every select
 is idempotent, so the same graph gives DirectML's answers on the DirectML EP, whose Pow is this very
@@ -43,6 +58,7 @@ import numpy as np
 from .. import dml_ep, dtypes
 from ..builder import GraphBuilder, onnx_type_name
 from ..desc import OperatorDesc
+from ..errors import ModelError
 from ..targets import DML_NODE_DOC
 from . import common
 from .element_wise import Family, Row, _params, dml_node, scale_bias_step, tensor_names
@@ -275,13 +291,40 @@ ROWS: dict[str, Row] = {
 }
 
 
+def _mixed(desc: OperatorDesc) -> bool:
+    """POW with an ExponentTensor of another type than InputTensor."""
+    return desc.schema.name == "ELEMENT_WISE_POW" and (
+        desc.tensor("ExponentTensor").data_type != desc.tensor("InputTensor").data_type
+    )
+
+
 class _PowFamily(Family):
     """Family, but for integer ScaleBias: DirectML converts g(x) = x * Scale + Bias (FLOAT32,
     truncated toward zero) into the 32-bit type its pow runs in, saturating there, not into the
     tensor's own type (measured: UINT8 128 with Scale 2 is 256, and 256**8 = 0)."""
 
+    def validate(self, desc: OperatorDesc) -> None:
+        if not _mixed(desc):
+            return super().validate(desc)
+        x, e = desc.tensor("InputTensor").data_type, desc.tensor("ExponentTensor").data_type
+        common.check_same_sizes(desc, "ExponentTensor", "InputTensor")
+        common.check_same_sizes(desc, "OutputTensor", "InputTensor")
+        common.check_same_type(desc, "OutputTensor", "InputTensor")
+        if desc.values.get("ScaleBias") is not None:
+            raise ModelError(
+                desc.at("ScaleBias"), f"ScaleBias with an exponent of another type ({e}, base {x}) is not modelled yet"
+            )
+        if x.is_signed and not x.is_float and e == U32:
+            raise ModelError(
+                desc.at("ExponentTensor", "DataType"),
+                f"a UINT32 exponent (2**31 and more) with a signed base ({x}) is not modelled yet",
+            )
+        return None
+
     def lower(self, desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         dtype, scale_bias = desc.tensor("InputTensor").data_type, desc.values.get("ScaleBias")
+        if _mixed(desc):
+            return _lower_mixed(desc, b, inputs)
         if dtype == dtypes.FLOAT16 and not (b.target.dml_nodes and scale_bias is None):
             return self._lower_float16(desc, b, inputs)
         if dtype.is_float or scale_bias is None:
@@ -292,35 +335,106 @@ class _PowFamily(Family):
         return _int_pow_in(b, x, e, dtype, 31 if dtype.is_signed else 32)
 
     def _lower_float16(self, desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
-        """Family's FLOAT16 path (in FLOAT32, cast once), and past FLOAT16's range +-inf made in
-        FLOAT16 arithmetic: the DirectML EP's Cast FLOAT32 -> FLOAT16 saturates at 65504, inf too,
-        where DirectML's own POW gives inf (6e4**2)."""
+        """Family's FLOAT16 path (in FLOAT32, cast once, _to_float16: 6e4**2 is inf)."""
         names, scale_bias = tensor_names(desc), desc.values.get("ScaleBias")
         xs = [b.cast(inputs[n], F32, f"to_float32_{i}", "in FLOAT32") for i, n in enumerate(names)]
         if scale_bias is not None:
             xs = [scale_bias_step(b, x, scale_bias, i) for i, x in enumerate(xs)]
-        y = self.rows[desc.schema.name].lower(b, xs, _params(desc))
-        half = b.cast(y, dtypes.FLOAT16, "to_float16", "the result in FLOAT16")
-        beyond = b.node(
-            "Greater",
-            [b.node("Abs", [y], "result_magnitude", "|y|"), b.scalar(65519.996, F32, "f16_limit")],
-            "beyond",
-            "|y| rounds to inf in FLOAT16",
-        )
-        twice = b.node(
-            "Where", [beyond, b.scalar(2.0, F32, "two"), b.scalar(1.0, F32, "one")], "overflow_factor", "2 past FLOAT16's range"
-        )
-        factor = b.cast(twice, dtypes.FLOAT16, "overflow_factor_f16", "in FLOAT16")
-        return b.node("Mul", [half, factor], "to_inf", "+-65504 (or inf) * 2: +-inf in FLOAT16")
+        return _to_float16(b, self.rows[desc.schema.name].lower(b, xs, _params(desc)))
 
     def reference(self, desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
         dtype, scale_bias = desc.tensor("InputTensor").data_type, desc.values.get("ScaleBias")
+        if _mixed(desc):
+            return _mixed_reference(desc, inputs)
         if dtype.is_float or scale_bias is None:
             return super().reference(desc, inputs)
         scale, bias = np.float32(scale_bias[0]), np.float32(scale_bias[1])
         ct = _compute_type(dtype).numpy
         x, e = (common.saturating_cast_reference(inputs[n].astype(np.float32) * scale + bias, ct) for n in tensor_names(desc))
         return _int_pow_reference([x, e], {}, dtype.numpy)
+
+
+F16_MAX = 65504.0
+
+
+def _to_float16(b: GraphBuilder, y: str) -> str:
+    """The FLOAT32 `y` as FLOAT16, +-inf past its range made in FLOAT16 arithmetic: the DirectML
+    EP's Cast FLOAT32 -> FLOAT16 saturates at 65504, inf too, where DirectML's own POW gives inf."""
+    half = b.cast(y, dtypes.FLOAT16, "to_float16", "the result in FLOAT16")
+    beyond = b.node(
+        "Greater",
+        [b.node("Abs", [y], "result_magnitude", "|y|"), b.scalar(65519.996, F32, "f16_limit")],
+        "beyond",
+        "|y| rounds to inf in FLOAT16",
+    )
+    twice = b.node(
+        "Where", [beyond, b.scalar(2.0, F32, "two"), b.scalar(1.0, F32, "one")], "overflow_factor", "2 past FLOAT16's range"
+    )
+    factor = b.cast(twice, dtypes.FLOAT16, "overflow_factor_f16", "in FLOAT16")
+    return b.node("Mul", [half, factor], "to_inf", "+-65504 (or inf) * 2: +-inf in FLOAT16")
+
+
+def _f16_range(e: dtypes.DataType) -> bool:
+    """A FLOAT32 base's results are +-inf beyond FLOAT16's range with this exponent type (measured)."""
+    return e == dtypes.FLOAT16 or (not e.is_float and e.size <= 2)
+
+
+def _lower_mixed(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    x_t, e_t = desc.tensor("InputTensor").data_type, desc.tensor("ExponentTensor").data_type
+    x, e = inputs["InputTensor"], inputs["ExponentTensor"]
+    if x_t.is_float or e_t.is_float:
+        xf = x if x_t == F32 else b.cast(x, F32, "base_float32", "the base in FLOAT32")
+        ef = e if e_t == F32 else b.cast(e, F32, "exponent_float32", "the exponent's value in FLOAT32")
+        y = ROWS["ELEMENT_WISE_POW"].lower(b, [xf, ef], _params(desc))
+        if x_t == F32 and _f16_range(e_t):
+            beyond = b.node(
+                "Greater", [b.node("Abs", [y], "magnitude", "|y|"), b.scalar(F16_MAX, F32, "f16_max")], "beyond", "|y| > 65504"
+            )
+            big = b.node("Mul", [y, b.scalar(float("inf"), F32, "infinity")], "infinite", "+-inf with y's sign")
+            return b.node("Where", [beyond, big, y], "f16_range", "+-inf beyond FLOAT16's range (DirectML)")
+        if x_t == F32:
+            return y
+        if x_t.is_float:  # FLOAT16: rounded once
+            return _to_float16(b, y)
+        nan = b.node("IsNaN", [y], "nan", "NaN")
+        y = b.node("Where", [nan, b.scalar(0.0, F32, "zero"), y], "nan_as_zero", "NaN as 0")
+        return common.saturating_cast(b, y, x_t)
+    ct = _compute_type(x_t)
+    bits = e_t.size * 8 - (1 if e_t.is_signed else 0)
+    if x_t.is_signed or not e_t.is_signed:  # the exponent's every value fits the compute type
+        ec = b.cast(e, ct, "exponent_in_compute_type", f"the exponent in {ct}") if e_t != ct else e
+        xc = b.cast(x, ct, "base_in_compute_type", f"the base in {ct}") if x_t != ct else x
+        return _int_pow_in(b, xc, ec, x_t, bits)
+    # an unsigned base, a signed exponent: a negative one gives 1 for x = 1, else 0, which is x' ** 1
+    # with x' = (x == 1): x and e replaced by arithmetic in UINT32 (the EPs lack Where and Equal there)
+    e32 = b.cast(e, I32, "exponent_int32", "the exponent in INT32") if e_t != I32 else e
+    negative = b.cast(b.node("Less", [e32, b.scalar(0, I32, "nought")], "negative_e", "e < 0"), ct, "negative", "1 where e < 0")
+    kept = b.cast(b.node("Max", [e32, b.scalar(0, I32, "zero_e")], "e_at_least_0", "max(e, 0)"), ct, "e_kept", "in UINT32")
+    xc = b.cast(x, ct, "base_in_compute_type", f"the base in {ct}") if x_t != ct else x
+    m = b.node("Min", [xc, b.scalar(2, ct, "two_cap")], "x_capped", "min(x, 2)")
+    unit = b.node(
+        "Mul", [m, b.node("Sub", [b.scalar(2, ct, "two_less"), m], "two_less_m", "2 - m")], "x_is_one", "1 where x == 1"
+    )
+    swap = b.node("Mul", [negative, b.node("Sub", [unit, xc], "unit_less_x", "(x == 1) - x, wrapping")], "swap", "where e < 0")
+    x_used = b.node("Add", [xc, swap], "x_used", "x, or (x == 1) where e < 0")
+    e_used = b.node("Add", [kept, negative], "e_used", "e, or 1 where e < 0")
+    return _int_pow_in(b, x_used, e_used, x_t, bits)
+
+
+def _mixed_reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    x_t, e_t = desc.tensor("InputTensor").data_type, desc.tensor("ExponentTensor").data_type
+    x, e = inputs["InputTensor"], inputs["ExponentTensor"]
+    if x_t.is_float or e_t.is_float:
+        xf, ef = x.astype(np.float32).astype(np.float64), e.astype(np.float32).astype(np.float64)
+        y = pow_reference(*np.broadcast_arrays(xf, ef))
+        with np.errstate(all="ignore"):
+            if x_t == F32 and _f16_range(e_t):
+                y = np.where(np.abs(y) > F16_MAX, y * np.inf, y)
+            if x_t.is_float:
+                return y.astype(x_t.numpy)
+            y = np.where(np.isnan(y), 0.0, y.astype(np.float32).astype(np.float64))
+        return common.saturating_cast_reference(y, x_t.numpy)
+    return _int_pow_reference([x.astype(np.int64), e.astype(np.int64)], {}, x_t.numpy)
 
 
 FAMILY = _PowFamily(ROWS)
