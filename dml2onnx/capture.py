@@ -94,6 +94,21 @@ def file_name(value: str) -> str:
     return safe[:120]
 
 
+def file_names(names: list[str]) -> dict[str, str]:
+    """`file_name` of each name, made unique ("a/b" and "a_b" are "a_b" and "a_b#2")."""
+    out: dict[str, str] = {}
+    taken: set[str] = set()
+    for name in names:
+        base = candidate = file_name(name)
+        k = 1
+        while candidate.lower() in taken:  # case-insensitive file systems too
+            k += 1
+            candidate = f"{base}#{k}"
+        taken.add(candidate.lower())
+        out[name] = candidate
+    return out
+
+
 def load_model(path: Path, settings: SessionSettings) -> onnx.ModelProto:
     """The model, checked, with free dimension overrides applied and every input's shape static.
     What is wrong with it is a UsageError naming the file (it is the command's argument)."""
@@ -397,9 +412,10 @@ def _chain_json(
     commands: list[dict[str, Any]] = [
         {"type": "dispatch", "dispatchable": u.name, "bindings": {v: v for v in (*u.reads, *u.writes)}} for u in ordered
     ]
+    targets = file_names([o.name for o in model.graph.output])
     for o in model.graph.output:
         dims = [d.dim_value for d in o.type.tensor_type.shape.dim]
-        commands.append({"type": "writeFile", "resource": o.name, "targetPath": f"{file_name(o.name)}.npy", "dimensions": dims})
+        commands.append({"type": "writeFile", "resource": o.name, "targetPath": f"{targets[o.name]}.npy", "dimensions": dims})
     obj = {"resources": resources, "dispatchables": {u.name: u.obj for u in ordered}, "commands": commands}
     return obj, [u.name for u in ordered]
 
@@ -462,16 +478,19 @@ def capture(
         (folder / "inputs").mkdir()
         (folder / "expected").mkdir()
         npys = {}
+        input_files, output_files = file_names(list(feeds)), file_names(list(outputs))
         for name, value in feeds.items():
-            npys[name] = f"inputs/{file_name(name)}.npy"
+            npys[name] = f"inputs/{input_files[name]}.npy"
             np.save(folder / npys[name], value.astype(np.uint8) if value.dtype == np.bool_ else value, allow_pickle=False)
         for name, value in outputs.items():
-            np.save(folder / "expected" / f"{file_name(name)}.npy", value, allow_pickle=False)
+            np.save(folder / "expected" / f"{output_files[name]}.npy", value, allow_pickle=False)
         kept = []
         if outside:
             (folder / "outside").mkdir()
-            for n in outside:
-                path = f"outside/{file_name(n.name or n.op_type)}.onnx"
+            keys = [n.name or f"{n.op_type}_{i}" for i, n in enumerate(outside)]
+            node_files = file_names(keys)
+            for key, n in zip(keys, outside, strict=True):
+                path = f"outside/{node_files[key]}.onnx"
                 onnx.save(_outside_model(n, optimized, shapes), str(folder / path))
                 kept.append((path, n))
         obj, order = _chain_json(stem, optimized, partitions, kept, npys, shapes)

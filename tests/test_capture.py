@@ -89,6 +89,7 @@ def test_outside_nodes_are_those_no_partition_walks_back_to() -> None:
 
 
 def test_file_names_of_values() -> None:
+    assert capture.file_names(["a/b", "a_b", "A_B", "c"]) == {"a/b": "a_b", "a_b": "a_b#2", "A_B": "A_B#3", "c": "c"}
     assert capture.file_name("/lstm/LSTM_output_0") == "_lstm_LSTM_output_0"
     assert capture.file_name("..hidden") == "hidden"
     assert capture.file_name("a b:c") == "a_b_c"
