@@ -493,15 +493,13 @@ class Host(WineHost):
             if a.dtype not in ONNX_TYPES:
                 raise RuntimeFailure(f"{what}: input '{name}' has type {a.dtype}, which the Wine host does not move")
             a = a.astype(a.dtype.newbyteorder("<"), copy=False)
-            encoded = name.encode()
-            parts.append(struct.pack(f"<I{len(encoded)}sII", len(encoded), encoded, ONNX_TYPES[a.dtype], a.ndim))
+            parts += [_string(name), struct.pack("<II", ONNX_TYPES[a.dtype], a.ndim)]
             parts.append(struct.pack(f"<{a.ndim}q", *a.shape))
             parts.append(struct.pack("<Q", a.nbytes))
             parts.append(memoryview(a.reshape(-1).view(np.uint8)))
         parts.append(struct.pack("<I", len(outputs)))
         for name in outputs:
-            encoded = name.encode()
-            parts.append(struct.pack(f"<I{len(encoded)}s", len(encoded), encoded))
+            parts.append(_string(name))
         body = self._ok(*self.request(parts, what), what)
         (m,) = struct.unpack_from("<I", body, 0)
         at = 4
@@ -526,6 +524,7 @@ class Host(WineHost):
 
 
 def _string(text: str) -> bytes:
+    """A protocol string: u32 length, UTF-8 bytes."""
     encoded = text.encode()
     return struct.pack(f"<I{len(encoded)}s", len(encoded), encoded)
 
