@@ -1,4 +1,4 @@
-"""Raw ONNX patterns timed on the CUDA EP, to find lowerings worth adding to dml2onnx/choices.py.
+"""Raw ONNX patterns timed on the CUDA EP, to find lowerings worth adding to dml2onnx/lowering/choices.py.
 
 Each experiment is a small hand-built graph with a numpy reference. On the GPU machine (after
 onnxruntime-gpu is unpacked, see benchmarks/README.md):

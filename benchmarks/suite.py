@@ -1,6 +1,6 @@
 """The benchmark suite (run on the GPU machine; see benchmarks/README.md).
 
-For each case it times every candidate lowering (dml2onnx/choices.py), the one chosen, and the
+For each case it times every candidate lowering (dml2onnx/lowering/choices.py), the one chosen, and the
 PyTorch eager equivalent of the same semantics, all in one run, with inputs and outputs resident
 on the GPU. Writes JSON to stdout; tools/benchmarks_report.py turns it into docs/benchmarks.md.
 
@@ -26,9 +26,13 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from dml2onnx import bench, choices, lowering, runtime  # noqa: E402
-from dml2onnx.desc import OperatorDesc, parse_operator_desc  # noqa: E402
-from dml2onnx.schema import OPERATORS, Kind  # noqa: E402
+from dml2onnx import lowering  # noqa: E402
+from dml2onnx.backends import runtime  # noqa: E402
+from dml2onnx.commands import bench  # noqa: E402
+from dml2onnx.core.desc import OperatorDesc, parse_operator_desc  # noqa: E402
+from dml2onnx.core.operator_table import OPERATORS  # noqa: E402
+from dml2onnx.core.schema import Kind  # noqa: E402
+from dml2onnx.lowering import choices  # noqa: E402
 
 # ArgMax both ways
 DIRECTIONS_TOO = ("trailing-64M", "leading-64M", "trailing-64M-fp16", "leading-64M-fp16", "trailing-64M-short")

@@ -1,5 +1,5 @@
 import sys
 
-from .cli import main
+from dml2onnx.commands.cli import main
 
 sys.exit(main())

@@ -18,8 +18,8 @@ import numpy as np
 import onnx
 from onnx import compose, helper
 
-from dml2onnx.errors import RuntimeFailure
-from dml2onnx.runtime import Session
+from dml2onnx.backends.runtime import Session
+from dml2onnx.core.errors import RuntimeFailure
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 """Where DirectML (its API, and the DirectML EP where it runs the case) and the numpy reference are
-known to disagree on tests/matrix.py's cases: the README's findings, by case id."""
+known to disagree on dml2onnx/cases/'s cases: the README's findings, by case id."""
 
 from __future__ import annotations
 

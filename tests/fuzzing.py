@@ -16,11 +16,12 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from dml2onnx import dxdispatch, limits
-from dml2onnx.errors import Dml2OnnxError
-from dml2onnx.executor import Executor
-from dml2onnx.files import npy_bytes
-from dml2onnx.jsonvalues import load_jsonc
+from dml2onnx.core import limits
+from dml2onnx.core.errors import Dml2OnnxError
+from dml2onnx.core.files import npy_bytes
+from dml2onnx.core.jsonvalues import load_jsonc
+from dml2onnx.formats import dxdispatch
+from dml2onnx.run.executor import Executor
 
 ROOT = Path(__file__).resolve().parent.parent
 SEEDS = [load_jsonc(p.read_text()) for p in sorted((ROOT / "models").glob("*.json"))]

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 import numpy as np
 from hypothesis import strategies as st
 
+from dml2onnx.cases.common import float_data as float_data  # shared with the matrix cases
+
 MAX_ELEMENTS = 2048
 
 
@@ -27,16 +29,6 @@ def axis_subsets(draw: st.DrawFn, rank: int) -> list[int]:
     """Unique axes in random order (not sorted), at least one."""
     perm = draw(st.permutations(range(rank)))
     return list(perm[: draw(st.integers(1, rank))])
-
-
-def float_data(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype, mode: str) -> np.ndarray:
-    if mode == "ties":  # few distinct values: many tied maxima
-        return rng.integers(-2, 3, size=shape).astype(dtype)
-    if mode == "extreme":
-        big = 60000.0 if dtype == np.float16 else 3e38
-        pool = np.array([1000, -1000, 0, -50000 if dtype != np.float16 else -60000, big, -big, 1e-3, -1e-3])
-        return rng.choice(pool, size=shape).astype(dtype)
-    return (rng.standard_normal(shape) * 10).astype(dtype)
 
 
 def int_data(rng: np.random.Generator, shape: tuple[int, ...], dtype: np.dtype, mode: str) -> np.ndarray:

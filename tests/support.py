@@ -12,10 +12,14 @@ from typing import Any
 import numpy as np
 import pytest
 
-from dml2onnx import choices, cli, lowering, ops, runtime, tolerances
-from dml2onnx.builder import DEFAULT_OPSET
-from dml2onnx.desc import OperatorDesc, parse_operator_desc
-from dml2onnx.errors import ModelError
+from dml2onnx import lowering
+from dml2onnx.backends import runtime
+from dml2onnx.commands import cli
+from dml2onnx.core.desc import OperatorDesc, parse_operator_desc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.graph.builder import DEFAULT_OPSET
+from dml2onnx.lowering import choices, tolerances
+from dml2onnx.ops import registry
 
 # Each property runs on the CPU EP and, where onnxruntime-gpu is installed, on the CUDA EP with CPU
 # fallback disabled (`pytest -m gpu` selects those).
@@ -50,7 +54,7 @@ def lowered_and_reference(
     """The lowered graph's output on `ep` (no CPU fallback) and the numpy reference's."""
     desc = make_desc(op, fields)
     got = run_lowered(desc, inputs, opset, ep)
-    want = ops.MODULES[desc.schema.name].reference(desc, inputs)
+    want = registry.family(desc.schema.name).reference(desc, inputs)
     out = desc.tensor(desc.output)
     assert got.dtype == out.data_type.numpy, (got.dtype, out.data_type)
     assert got.shape == out.sizes, (got.shape, out.sizes)
@@ -114,7 +118,7 @@ def assert_matches_reference(ep: str, op: str, fields: dict[str, Any], feeds: di
     for floats, exactly for integers (the scalar fields and the first elements of both in the message)."""
     desc = make_desc(op, fields)
     got = every_output(runtime.create(lowering.lower(desc, "test"), "test", ep), desc, feeds)
-    want = ops.reference_outputs(desc, feeds)
+    want = registry.reference_outputs(desc, feeds)
     scalars = {k: v for k, v in fields.items() if not k.endswith("Tensor")}
     assert not (bad := mismatches(desc, got, want, ep)), (op, scalars, bad)
 
@@ -168,7 +172,7 @@ def reinterpreting_model() -> dict[str, Any]:
 def run_every_variant(ep: str, desc: OperatorDesc, x: np.ndarray, targets: tuple[str, ...] | None = None) -> None:
     """Every candidate lowering (choices.py) for `targets` (default: `portable` and the EP's own),
     on `ep`, against the reference within tolerances.py (exact for integer outputs)."""
-    want = ops.MODULES[desc.schema.name].reference(desc, {"InputTensor": x})
+    want = registry.family(desc.schema.name).reference(desc, {"InputTensor": x})
     tol = tolerances.tolerance(desc.schema.name, desc.tensor("OutputTensor").data_type, ep)
     for target in targets or ("portable", ep):
         for variant in choices.available(desc, DEFAULT_OPSET, target):

@@ -29,7 +29,7 @@ their numbers, are in [patterns.md](patterns.md).
   rows a warp per row computes `x - (max + log(sum))`, which is 2e-3 off in FLOAT32 once |max| is 5e4.
   There the lowering finds the max first (ArgMax + GatherElements, 4x faster than ReduceMax) and
   subtracts it: two more passes. A -inf column appended to move such rows to the exact kernel (Pad,
-  LogSoftmax, Slice) was slower (856 GB/s). `tests/test_log_softmax_kernels.py` checks both sides of
+  LogSoftmax, Slice) was slower (856 GB/s). `tests/ops/test_log_softmax_kernels.py` checks both sides of
   the bound on the GPU. Its kernels: Sub 139 µs, LogSoftmax 130, ArgMax 73 (next section). An If
   that skips the Sub when every row's |max| is at most 64 (the warp kernel's error is then under
   4e-6) was 1.47x faster on such data (2145 GB/s, 56%: still under the target) and 7% slower on data

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up ONNX Runtime's DirectML EP (Windows build) under Wine for `--ep dml` on Linux
 # (Debian 12): Debian packages, the pinned onnxruntime-directml wheel's DLLs, the host program
-# built from dml2onnx/winhost/ort_host.c, a Wine prefix, then a known-answer check.
+# built from dml2onnx/backends/winhost/ort_host.c, a Wine prefix, then a known-answer check.
 # Idempotent: each step is skipped when its result is already there.
 #
 #   tools/dml-setup.sh            (or: make dml-setup)
@@ -24,7 +24,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 PY=${PY:-$ROOT/.venv/bin/python}
 [ -x "$PY" ] || PY=python3
 HOME_DIR=${DML2ONNX_DML_HOME:-$HOME/.cache/dml2onnx/directml-$ORT_VERSION}
-SOURCE=$ROOT/dml2onnx/winhost/ort_host.c
+SOURCE=$ROOT/dml2onnx/backends/winhost/ort_host.c
 
 say() { echo "dml-setup: $*"; }
 die() { echo "dml-setup: $*" >&2; exit 1; }
@@ -101,7 +101,7 @@ EOF
 fi
 
 # ---- 3. the host program (named by a hash of its source: a changed source is rebuilt) -----------
-EXE=$("$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); from dml2onnx import winhost; print(winhost.exe_name())' "$ROOT")
+EXE=$("$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); from dml2onnx.backends import winhost; print(winhost.exe_name())' "$ROOT")
 if [ ! -f "$HOME_DIR/$EXE" ]; then
     say "building $EXE from ${SOURCE#"$ROOT"/}"
     x86_64-w64-mingw32-gcc -O2 -Wall -Wextra -o "$HOME_DIR/$EXE.tmp" "$SOURCE" -ld3d12 -ldxgi
@@ -110,7 +110,7 @@ fi
 find "$HOME_DIR" -maxdepth 1 -name 'ort_host-*.exe' ! -name "$EXE" -delete  # builds of older sources
 
 # ---- 3b. dml_exec, which executes descs with DirectML's own API (--ep directml) ---------------
-"$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); from dml2onnx import dmlapi; print("dml-setup: dml_exec:", dmlapi.build())' "$ROOT"
+"$PY" -c 'import sys; sys.path.insert(0, sys.argv[1]); from dml2onnx.backends import dmlapi; print("dml-setup: dml_exec:", dmlapi.build())' "$ROOT"
 
 # ---- 3c. vkd3d-dxil.dll: vkd3d 1.14 with its DXIL front end (optional, cached) -----------------------
 if [ "${DML2ONNX_VKD3D_DXIL:-1}" != 0 ]; then
@@ -145,7 +145,7 @@ import sys, time
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 from onnx import TensorProto, helper
-from dml2onnx import winhost
+from dml2onnx.backends import winhost
 
 start = time.perf_counter()
 vi = helper.make_tensor_value_info
@@ -172,7 +172,7 @@ import sys, time
 sys.path.insert(0, sys.argv[1])
 import numpy as np
 from onnx import TensorProto, helper
-from dml2onnx import winhost
+from dml2onnx.backends import winhost
 
 start = time.perf_counter()
 host = winhost.host()
@@ -197,8 +197,8 @@ EOF
 import sys, time
 sys.path.insert(0, sys.argv[1])
 import numpy as np
-from dml2onnx import dmlapi
-from dml2onnx.desc import parse_operator_desc
+from dml2onnx.backends import dmlapi
+from dml2onnx.core.desc import parse_operator_desc
 
 start = time.perf_counter()
 t = {"DataType": "FLOAT32", "Sizes": [2, 3]}

@@ -16,7 +16,7 @@ an input, or an output where its name starts with Output; BOOL, enums, UINT, FLO
 by their C types (`_Field_size_` says which count they share). None of them has an optional field.
 
 Usage: python tools/extract_directml_schema.py DirectMLSchema.h DirectML.h "SOURCE NOTE" > tools/directml_schema.json
-then python tools/make_operator_table.py > dml2onnx/operator_table.py
+then python tools/make_operator_table.py > dml2onnx/core/operator_table.py
 """
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ done
 git -C "$ROOT" archive HEAD dml2onnx models benchmarks tools pyproject.toml | tar -x -C "$B/src"
 git -C "$ROOT" rev-parse HEAD >"$B/src/COMMIT"
 # the host programs must match the snapshot's sources (their names hash the sources)
-( cd "$B/src" && "${PY:-$ROOT/.venv/bin/python}" -c 'from dml2onnx import winhost, dmlapi; import sys; print(winhost.exe_name())' ) >"$B/EXE" 2>/dev/null || true
+( cd "$B/src" && "${PY:-$ROOT/.venv/bin/python}" -c 'from dml2onnx.backends import winhost, dmlapi; import sys; print(winhost.exe_name())' ) >"$B/EXE" 2>/dev/null || true
 [ -s "$B/EXE" ] && [ -f "$B/home/$(cat "$B/EXE")" ] || echo "gpu-dml-bundle: WARNING: host program $(cat "$B/EXE" 2>/dev/null) for the snapshot's source is not in $DML_HOME" >&2
 
 du -sh "$B"

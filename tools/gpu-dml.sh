@@ -142,7 +142,7 @@ evidence() {
         head -c 4000000 "$OUT/dml-wine.log" >"$OUT/dml-wine.head" && tail -c 2000000 "$OUT/dml-wine.log" >>"$OUT/dml-wine.head" && mv "$OUT/dml-wine.head" "$OUT/dml-wine.log"
     fi
     "$PY" - <<'EOF' 2>&1 | tee -a "$OUT/dml-device.txt"
-from dml2onnx import dmlapi, winhost
+from dml2onnx.backends import dmlapi, winhost
 d = dmlapi.host()
 print("DirectML API: DXGI adapter:", repr(d.device.adapter), "max DML feature level:", d.device.max_feature_level, "error:", d.device.error or "none")
 h = winhost.host()

@@ -21,7 +21,7 @@ if [ -n "$bench" ]; then
   timeout "${BENCH_TIMEOUT:-240}" python3 benchmarks/suite.py --only "$bench" > "$OUT/benchmarks.json" 2> "$OUT/benchmarks.log"
   echo "suite exit $?"; tail -40 "$OUT/benchmarks.log"
 fi
-timeout "${TEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider -k "$selection" tests/test_matrix.py tests/test_targets.py > "$OUT/pytest-matrix.txt" 2>&1
+timeout "${TEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider -k "$selection" tests/lowering/test_matrix.py tests/graph/test_targets.py > "$OUT/pytest-matrix.txt" 2>&1
 echo "matrix pytest exit $?"; tail -15 "$OUT/pytest-matrix.txt"
 timeout "${TEST_TIMEOUT:-240}" python3 -m pytest -m gpu -q -p no:cacheprovider "$@" > "$OUT/pytest-families.txt" 2>&1
 echo "families pytest exit $?"; tail -15 "$OUT/pytest-families.txt"

@@ -3,7 +3,7 @@ CUDA EP, beside their original models, on a GPU machine (../shared/GPU.md): the 
 the CUDA EP with CPU fallback disabled (every node on the GPU, or the session fails), the original
 on the CPU EP as the truth, and the original on the CUDA EP for scale.
 
-    python tools/gpu_corpus.py bundle        # on this machine: captures tests/networks.py's small
+    python tools/gpu_corpus.py bundle        # on this machine: captures dml2onnx/cases/corpus.py's small
                                               # networks into .gpucorpus/ (needs make dml-setup)
     python3 tools/gpu_corpus.py run .gpucorpus OUT.md   # on the GPU machine (onnxruntime-gpu)
 
@@ -24,16 +24,15 @@ LARGE = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet5
 
 
 def bundle(target: Path) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    import networks  # tests/networks.py: the corpus
-
-    from dml2onnx import capture
-    from dml2onnx.onnx_dispatchable import SessionSettings
+    # here, not at the top: `run` works on the GPU machine, where dml2onnx is not installed
+    from dml2onnx.cases import corpus
+    from dml2onnx.commands import capture
+    from dml2onnx.formats.onnx_dispatchable import SessionSettings
 
     shutil.rmtree(target, ignore_errors=True)
     work = target / ".work"
-    for name in (n for n in networks.NAMES if n not in LARGE):
-        model = networks.network(name, work / "models")
+    for name in (n for n in corpus.NAMES if n not in LARGE):
+        model = corpus.network(name, work / "models")
         got = capture.capture(model, work / name, {}, 0, SessionSettings(), io.StringIO())
         assert got.lowered is not None, name
         folder = target / name
@@ -82,7 +81,7 @@ def run(source: Path, report: Path) -> int:
             for n in names:
                 w, g = want[n].astype(np.float64), got[n].astype(np.float64)
                 err, scale = float(np.max(np.abs(g - w), initial=0)), float(np.max(np.abs(w), initial=0))
-                limit = (1e-2 if want[n].dtype == np.float16 else 1e-4) * max(1.0, scale)  # as tests/test_capture.py
+                limit = (1e-2 if want[n].dtype == np.float16 else 1e-4) * max(1.0, scale)  # as tests/commands/test_capture.py
                 ok = err <= limit
                 failures += model == "lowered.onnx" and not ok
                 parts.append(f"{n}: {err:.3g} / {scale:.3g} {'ok' if ok else 'MISMATCH'}")

@@ -32,8 +32,10 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from dml2onnx import bench, dmlapi, lowering, runtime, winhost  # noqa: E402
-from dml2onnx.desc import OperatorDesc, parse_operator_desc  # noqa: E402
+from dml2onnx import lowering  # noqa: E402
+from dml2onnx.backends import dmlapi, runtime, winhost  # noqa: E402
+from dml2onnx.commands import bench  # noqa: E402
+from dml2onnx.core.desc import OperatorDesc, parse_operator_desc  # noqa: E402
 
 
 def t(dtype: str, sizes: list[int]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Runs the operator matrix (tests/matrix.py) on the CUDA EP, CPU fallback disabled, for the
+"""Runs the operator matrix (dml2onnx/cases/) on the CUDA EP, CPU fallback disabled, for the
 `portable` and `cuda` targets, plus `dml2onnx check` on models/, and writes a Markdown report.
 
 On the device machine (see ../shared/GPU.md and tools/gpu-check.sh):
@@ -15,16 +15,19 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 import onnx  # noqa: E402
 
-from dml2onnx import check as checks  # noqa: E402
-from dml2onnx import dxdispatch, lowering, ops, runtime  # noqa: E402
-from dml2onnx.desc import parse_operator_desc  # noqa: E402
-from dml2onnx.tolerances import compare, tolerance  # noqa: E402
-from matrix import all_cases  # noqa: E402
+from dml2onnx import lowering  # noqa: E402
+from dml2onnx.backends import runtime  # noqa: E402
+from dml2onnx.cases import all_cases  # noqa: E402
+from dml2onnx.commands import check as checks  # noqa: E402
+from dml2onnx.core.desc import parse_operator_desc  # noqa: E402
+from dml2onnx.formats import dxdispatch  # noqa: E402
+from dml2onnx.lowering.tolerances import compare, tolerance  # noqa: E402
+from dml2onnx.ops import registry  # noqa: E402
 
 
 def device() -> str:
@@ -61,7 +64,7 @@ def main() -> int:
             except Exception as e:  # report, don't stop: the report lists every failure
                 failures.append(f"{target} {case.id}: {str(e).splitlines()[0][:200]}")
                 continue
-            want = ops.MODULES[desc.schema.name].reference(desc, case.inputs)
+            want = registry.family(desc.schema.name).reference(desc, case.inputs)
             c = compare(got, want, tolerance(case.op, out_type, ep))
             off_gpu += len(off)
             s[2], s[3] = max(s[2], c.max_abs), max(s[3], c.max_rel)
@@ -93,11 +96,11 @@ def main() -> int:
     out.write(f"- Models in models/ checked on {', '.join(runtime.available())}: {'all match' if model_ok else 'MISMATCH'}\n")
     out.write(f"- Wall time: {time.time() - started:.0f} s\n\n")
     out.write(
-        "Cases come from `tests/matrix.py`: every documented data type, ranks 1-8, trailing / leading / "
+        "Cases come from `dml2onnx/cases/`: every documented data type, ranks 1-8, trailing / leading / "
         "middle / several / all axes, both ArgMax directions, ties and extreme values, INT64 beyond 2^53, "
         "OneHot negative and out-of-range indices, every MVN option and fused activation. Results are "
         "compared with the numpy reference (`dml2onnx/ops/*.py`): exactly for indices and 0/1 outputs, "
-        "within `dml2onnx/tolerances.py` for floats.\n\n"
+        "within `dml2onnx/lowering/tolerances.py` for floats.\n\n"
     )
     out.write("| target | operator | output type | cases | passed | max abs error | max rel error |\n")
     out.write("|---|---|---|---:|---:|---:|---:|\n")

@@ -1,14 +1,14 @@
-"""Exports the small real networks of tests/networks/ (run once, with PyTorch and transformers;
+"""Exports the small real networks of dml2onnx/cases/corpus/ (run once, with PyTorch and transformers;
 neither is a dependency of dml2onnx):
 
     python -m venv /tmp/torchenv && /tmp/torchenv/bin/pip install torch==2.13.0 transformers onnx onnxscript
-    /tmp/torchenv/bin/python tools/make_networks.py tests/networks
+    /tmp/torchenv/bin/python tools/make_networks.py dml2onnx/cases/corpus
 
 Each network is exported by PyTorch's TorchScript exporter (opset 17) with static shapes and
 weights from a fixed seed: the graphs ONNX Runtime's DirectML EP gets are then what real exports
 give it (attention masks, GroupNorm, Resize, LSTM/GRU, FLOAT16). The architectures the onnx wheel
 ships as onnx/backend/test/data/light/*.onnx get their weights at test time instead
-(tests/networks.py); the QDQ-quantized network is made there too, by ONNX Runtime's quantizer.
+(dml2onnx/cases/corpus.py); the QDQ-quantized network is made there too, by ONNX Runtime's quantizer.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ class Recurrent(nn.Module):
 
 class ConvNet(nn.Module):
     """A small CNN (conv, batch norm, ReLU, pooling, a linear layer): in FLOAT16, and in FLOAT32
-    the network tests/networks.py quantizes (QDQ)."""
+    the network dml2onnx/cases/corpus.py quantizes (QDQ)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -188,4 +188,4 @@ def main(folder: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "tests/networks")
+    main(sys.argv[1] if len(sys.argv) > 1 else "dml2onnx/cases/corpus")

@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
+sys.path.insert(0, str(ROOT))
 
 import netron  # noqa: E402
-from browser import render  # noqa: E402
 
-from dml2onnx import inspection  # noqa: E402
+from dml2onnx.commands import inspection  # noqa: E402
+from dml2onnx.commands.screenshot import render  # noqa: E402
 
 
 def main(model: str, dispatchable: str, png: str) -> None:

@@ -41,14 +41,14 @@ as `native`), Tile against Concat and Expand, and Resize nearest and linear agai
 Resizes and the 2x linear formula (Resize adopted off the `dml` target where it computes DirectML's).
 R8, the eighth (the H100 again): a Reshape that produces the graph's output (or an If branch's result)
 is a copy of it (Gather 1961 GB/s, then a Reshape to the same shape 1169; DepthToSpace 1752 and 1078;
-If in range: Gather 1333, with the Reshape 938: adopted for every lowering, dml2onnx/output_views.py);
+If in range: Gather 1333, with the Reshape 938: adopted for every lowering, dml2onnx/graph/output_views.py);
 GATHER by rows with the rows outside fixed by NonZero + ScatterND (the CUDA EP left a node to the CPU:
 not adopted); the guards' reductions over 64M INT32 indices (Cast to FLOAT32 + ReduceMax stays the
 fastest: 738 GB/s, against 514 for ReduceMax on INT32 and 249 staged along the last axis); the sum of
 |x| (ReduceL1 1928 GB/s, against 714 for ReduceMax of Abs); and TopK 8 of 512 as 8 ArgMax passes,
 each taking its pick out with ScatterElements (108 GB/s in FLOAT32, 56 in DOUBLE, TopK 27: adopted
 behind an If on finite data as TOP_K's `selection`).
-The patterns that won became candidates in `dml2onnx/choices.py`; docs/benchmarks.md times those.
+The patterns that won became candidates in `dml2onnx/lowering/choices.py`; docs/benchmarks.md times those.
 
 Sources: {sources}.
 

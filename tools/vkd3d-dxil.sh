@@ -6,7 +6,7 @@
 # some kernels only as DXIL (two-input Add/Sub/Mul/Div on FLOAT32, GatherElements on an inner
 # axis...): sessions using them fail (`Skipping DXIL shader model 6+ code chunk`). vkd3d 1.14 has
 # a DXIL parser that upstream builds only with -DVKD3D_SHADER_UNSUPPORTED_DXIL; Debian's builds
-# leave it out. The host programs (dml2onnx/winhost/host_common.h) create their D3D12 device
+# leave it out. The host programs (dml2onnx/backends/winhost/host_common.h) create their D3D12 device
 # through this DLL when it sits next to them; DXGI and the rest stay Wine's.
 #
 # No source is patched: the Wine-internal headers vkd3d expects are generated here (widl from

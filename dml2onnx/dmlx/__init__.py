@@ -10,8 +10,8 @@ ModelError rules and messages, the path naming the call, e.g. `ArgMax_1.Axes[0]`
 
 from __future__ import annotations
 
-from .activations import ACTIVATION_FUNCTIONS, FusedActivation
-from .functions import (
+from dml2onnx.dmlx.activations import ACTIVATION_FUNCTIONS, FusedActivation
+from dml2onnx.dmlx.functions import (
     ActivationHardmax,
     ActivationHardmax1,
     ActivationLogSoftmax,
@@ -24,7 +24,7 @@ from .functions import (
     OneHot,
     Reduce,
 )
-from .graph import Expression, Graph, Node
+from dml2onnx.dmlx.graph import Expression, Graph, Node
 
 globals().update(ACTIVATION_FUNCTIONS)  # ActivationRelu, ActivationLinear, ... (from the schema table)
 

@@ -8,9 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .. import schema
-from ..schema import Kind, OperatorSchema
-from .graph import Expression, json_float
+from dml2onnx.core import catalog, operator_table
+from dml2onnx.core.schema import Kind, OperatorSchema
+from dml2onnx.dmlx.graph import Expression, json_float
 
 # DirectMLX.h's defaults (ActivationX and FusedActivation::X); LINEAR and PARAMETRIC_SOFTPLUS have none.
 DEFAULTS: dict[str, dict[str, float]] = {
@@ -24,7 +24,7 @@ DEFAULTS: dict[str, dict[str, float]] = {
     "ACTIVATION_THRESHOLDED_RELU": {"Alpha": 1.0},
     "ACTIVATION_SHRINK": {"Bias": 0.0, "Threshold": 0.5},
 }
-ELEMENT_WISE: tuple[OperatorSchema, ...] = tuple(op for op in schema.OPERATORS.values() if op.fusable)
+ELEMENT_WISE: tuple[OperatorSchema, ...] = tuple(op for op in operator_table.OPERATORS.values() if op.fusable)
 
 
 def params(op: OperatorSchema) -> list[str]:
@@ -87,7 +87,7 @@ class FusedActivation:
 
     def to_json(self) -> dict[str, Any]:
         """The FusedActivation field of a desc, as DxDispatch JSON."""
-        op = schema.lookup(self.activation) or schema.lookup(f"ACTIVATION_{self.activation}")
+        op = catalog.lookup(self.activation) or catalog.lookup(f"ACTIVATION_{self.activation}")
         if op is None:  # parsing refuses it with the JSON path's message
             return {"type": self.activation}
         values = dict(zip(params(op), (self.param1, self.param2), strict=False))

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from .. import schema
-from .activations import FusedActivation
-from .graph import Expression, json_float
+from dml2onnx.core import schema
+from dml2onnx.dmlx.activations import FusedActivation
+from dml2onnx.dmlx.graph import Expression, json_float
 
 
 def _same(function: str, op: str, x: Expression, fields: dict[str, Any] | None = None) -> Expression:

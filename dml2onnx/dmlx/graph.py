@@ -14,12 +14,15 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from .. import __version__, dtypes, featurelevels, lowering, ops, runtime
-from ..builder import DEFAULT_OPSET
-from ..compose import renamed_nodes
-from ..desc import OperatorDesc, parse_operator_desc, parse_tensor_desc
-from ..errors import RuntimeFailure
-from ..tensor import TensorDesc
+from dml2onnx import __version__, lowering
+from dml2onnx.backends import runtime
+from dml2onnx.core import dtypes, featurelevels
+from dml2onnx.core.desc import OperatorDesc, parse_operator_desc, parse_tensor_desc
+from dml2onnx.core.errors import RuntimeFailure
+from dml2onnx.core.tensor import TensorDesc
+from dml2onnx.graph.builder import DEFAULT_OPSET
+from dml2onnx.graph.rename import renamed_nodes
+from dml2onnx.ops import registry
 
 Outputs = Mapping[str, "Expression"] | Sequence["Expression"]
 Arrays = Mapping[str, np.ndarray]
@@ -274,7 +277,7 @@ class Graph:
         values: dict[Expression | Node, np.ndarray] = dict(zip(used, self._feeds(inputs, used).values(), strict=True))
         for node in nodes:
             arrays = {f: values[_source(e)] for f, e in node.inputs.items()}
-            values[node] = ops.MODULES[node.desc.schema.name].reference(node.desc, arrays)
+            values[node] = registry.family(node.desc.schema.name).reference(node.desc, arrays)
         return _shaped(outputs, named, [values[_source(e)] for _, e in named])
 
 

@@ -1,7 +1,7 @@
 """The activations DirectML does not fuse: DML_OPERATOR_ACTIVATION_HARD_SWISH, ACTIVATION_SWISH
 (feature level 6_2, FLOAT32/FLOAT16) and ACTIVATION_PARAMETERIZED_RELU (its SlopeTensor a second
 input of the same Sizes, broadcast through zero strides; INT32/INT16/INT8 from 5_1): one Row
-each on element_wise.Family (same DataType and Sizes, FLOAT16 computed in FLOAT32).
+each on element_wise.RowTable (same DataType and Sizes, FLOAT16 computed in FLOAT32).
 
 What the pages leave open, as DirectML's own API computed it (README: activations):
 - HARD_SWISH is x * max(0, min(1, Alpha * x + Beta)) with any Alpha and Beta (the page's "typical"
@@ -24,10 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from . import activations, common
-from .element_wise import Family, Row, _wrapping, dml_node, wrap_to
+from dml2onnx.core import dtypes
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import activations, common
+from dml2onnx.ops.element_wise import Row, RowTable, _wrapping, dml_node, wrap_to
+from dml2onnx.ops.family import Family
 
 F32 = dtypes.FLOAT32
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
@@ -134,5 +135,15 @@ ROWS: dict[str, Row] = {
     ),
 }
 
-FAMILY = Family(ROWS)
+FAMILY = RowTable(ROWS)
 validate, lower, reference = FAMILY.validate, FAMILY.lower, FAMILY.reference
+
+
+OPERATOR_FAMILY = Family(
+    ("ACTIVATION_HARD_SWISH", "ACTIVATION_SWISH", "ACTIVATION_PARAMETERIZED_RELU"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    broadcasts=True,
+)

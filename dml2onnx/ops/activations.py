@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes, featurelevels
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from . import common
+from dml2onnx.core import dtypes, featurelevels
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
 
 F32 = dtypes.FLOAT32
 

@@ -20,7 +20,7 @@ Epsilon are any FLOAT. Each output may alias an input when bound (in-place): the
 separate outputs. The generated table (tools/directml_docs.txt) gives TrainingStepTensor UINT32.
 
 What the page leaves open, as DirectML's own API computed it (the DirectML.dll of
-onnxruntime-directml 1.24.4 under Wine; tests/test_adam_optimizer.py; the 66 matrix cases match the
+onnxruntime-directml 1.24.4 under Wine; tests/ops/test_adam_optimizer.py; the 66 matrix cases match the
 reference through its API, and every third through the DirectML EP):
 - T = 0 (where the page says training typically starts) gives Alpha = 1, not the formula's
   0 / 0 = NaN: no bias correction at step 0, whatever the Betas (Beta1 = Beta2 = 1 included);
@@ -44,13 +44,14 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common
-from .batch_normalization_grad import in_float32, in_type
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.batch_normalization_grad import in_float32, in_type
+from dml2onnx.ops.family import Family
 
 F32 = dtypes.FLOAT32
 CANDIDATES = ("elementwise",)  # choices.py
@@ -159,10 +160,13 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> dict[str, np
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type."""
+    """onnx_ops: each type."""
     out = []
     for t in common.example_types(op, PARAMETERS[0]):
         desc: common.Example = {n: common.example_tensor(t, [2, 3, 4, 5]) for n in PARAMETERS}
         desc[STEP] = common.example_tensor(STEP_TYPE.name, [1, 1, 1, 1])
         out.append(desc | {"LearningRate": 0.001, "Beta1": 0.9, "Beta2": 0.999, "Epsilon": 1e-8})
     return out
+
+
+OPERATOR_FAMILY = Family(("ADAM_OPTIMIZER",), validate, lower, reference, CANDIDATES, examples=examples)

@@ -1,5 +1,5 @@
 """DML_OPERATOR_ARGMAX: index of the maximum over the joint Axes, first (INCREASING) or last
-(DECREASING) on ties, counted in row-major order of the reduced axes. ARGMIN (argmin.py) shares
+(DECREASING) on ties, counted in row-major order of the reduced axes. ARGMIN (lower_argmin) shares
 the lowering and reference with the order reversed."""
 
 from __future__ import annotations
@@ -9,12 +9,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..schema import OPERATORS, OperatorSchema
-from ..targets import TARGETS
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.operator_table import OPERATORS
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import TARGETS
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 INPUT_TYPES = OPERATORS["ARGMAX"].types("InputTensor")
 OUTPUT_TYPES = OPERATORS["ARGMAX"].types("OutputTensor")
@@ -105,6 +107,13 @@ def validate(desc: OperatorDesc) -> None:
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     return lower_arg(desc, b, inputs["InputTensor"], minimum=False, last=desc["AxisDirection"] == "DECREASING")
+
+
+def lower_argmin(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    """DML_OPERATOR_ARGMIN: ARGMAX's rules and lowering with the order reversed (ONNX ArgMin for
+    floats and 8/16-bit integers; 32/64-bit integers ranked exactly by the digits of the reversed
+    order key, never through FLOAT32); same candidates and rule, measured alike."""
+    return lower_arg(desc, b, inputs["InputTensor"], minimum=True, last=desc["AxisDirection"] == "DECREASING")
 
 
 def lower_arg(desc: OperatorDesc, b: GraphBuilder, x: str, minimum: bool, last: bool) -> str:
@@ -387,6 +396,10 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     return reference_arg(desc, inputs, np.argmax)
 
 
+def reference_argmin(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
+    return reference_arg(desc, inputs, np.argmin)
+
+
 def reference_arg(desc: OperatorDesc, inputs: dict[str, np.ndarray], first: Callable[..., np.ndarray]) -> np.ndarray:
     """numpy: `first` (np.argmax or np.argmin, both first on ties) over the merged axes."""
     x = inputs["InputTensor"]
@@ -398,7 +411,7 @@ def reference_arg(desc: OperatorDesc, inputs: dict[str, np.ndarray], first: Call
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each input type with each index type, DECREASING (the longer lowerings)."""
+    """onnx_ops: each input type with each index type, DECREASING (the longer lowerings)."""
     return [
         {
             "InputTensor": common.example_tensor(t, [3, 8]),
@@ -410,3 +423,9 @@ def examples(op: OperatorSchema) -> list[common.Example]:
         for t in common.example_types(op, "InputTensor")
         for index in common.example_types(op, "OutputTensor")
     ]
+
+
+OPERATOR_FAMILY = Family(("ARGMAX",), validate, lower, reference, CANDIDATES, applies=applies, choose=choose, examples=examples)
+ARGMIN = Family(
+    ("ARGMIN",), validate, lower_argmin, reference_argmin, CANDIDATES, applies=applies, choose=choose, examples=examples
+)

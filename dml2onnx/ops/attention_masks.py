@@ -4,17 +4,38 @@ lowered graph and in the reference, and the size helpers both modules use."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.graph.builder import GraphBuilder
 
-if TYPE_CHECKING:
-    from .multihead_attention import Shape
+
+@dataclass(frozen=True)
+class Shape:
+    """The desc's sizes: batch, sequence (queries), kv (new keys), past, heads, kv_heads,
+    head (Q/K head size), value_head (V's), and where Q, K and V come from."""
+
+    batch: int
+    sequence: int
+    kv: int
+    past: int
+    heads: int
+    kv_heads: int
+    head: int
+    value_head: int
+    sources: dict[str, tuple[str, int | None]]
+
+    @property
+    def keys(self) -> int:
+        return self.past + self.kv
+
+    @property
+    def scores(self) -> tuple[int, int, int, int]:
+        return (self.batch, self.heads, self.sequence, self.keys)
 
 
 def squeezed(desc: OperatorDesc, name: str, keep: int) -> tuple[int, ...]:

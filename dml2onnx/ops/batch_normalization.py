@@ -19,14 +19,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import activations, common
-from .mean_variance_normalization import _fused_activation as fused_activation
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import activations, common
+from dml2onnx.ops.family import Family
+from dml2onnx.ops.mean_variance_normalization import _fused_activation as fused_activation
 
 PARAMETERS = ("MeanTensor", "VarianceTensor", "ScaleTensor", "BiasTensor")
 CANDIDATES = ("arithmetic", "batch_norm")
@@ -117,7 +118,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, per channel (BatchNormalization) with a fused RELU, and per element."""
+    """onnx_ops: each type, per channel (BatchNormalization) with a fused RELU, and per element."""
     out = []
     for t in common.example_types(op, "InputTensor"):
         x = common.example_tensor(t, [2, 3, 4, 5])
@@ -128,3 +129,16 @@ def examples(op: OperatorSchema) -> list[common.Example]:
                 desc["FusedActivation"] = {"Type": "ACTIVATION_RELU"}
             out.append(desc)
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("BATCH_NORMALIZATION",),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

@@ -21,7 +21,7 @@ read one value). The pages' tables: FLOAT32 and FLOAT16, 1 to 8 dimensions, from
 3_1 (GRAD) and 4_1 (TRAINING_GRAD).
 
 What the pages leave open, as DirectML's own API computed it (the DirectML.dll of onnxruntime-directml
-1.24.4 under Wine; tests/test_batch_normalization_grad.py; the 186 matrix cases match the reference
+1.24.4 under Wine; tests/ops/test_batch_normalization_grad.py; the 186 matrix cases match the reference
 through its API, and every sixth through the DirectML EP):
 - TRAINING_GRAD's page writes `Coef1 = InputGradient * (Input - mean(Input))` and
   `InputCentered = InputCentered - mean(InputCentered)` (a typo for Input - mean(Input)): DirectML
@@ -65,13 +65,14 @@ import itertools
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common
-from .batch_normalization_training import axes, length  # ScaleTensor's axes of size 1: MeanTensor's (same Sizes)
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.batch_normalization_training import axes, length  # ScaleTensor's axes of size 1: MeanTensor's (same Sizes)
+from dml2onnx.ops.family import Family
 
 F32 = dtypes.FLOAT32
 CANDIDATES = ("reduce_chain", "leading_first")  # choices.py
@@ -201,7 +202,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> dict[str, np
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, per channel and with nothing reduced."""
+    """onnx_ops: each type, per channel and with nothing reduced."""
     out = []
     for t in common.example_types(op, "InputTensor"):
         x = common.example_tensor(t, [2, 3, 4, 5])
@@ -210,3 +211,15 @@ def examples(op: OperatorSchema) -> list[common.Example]:
             desc |= {n: common.example_tensor(t, sizes) for n in STATISTICS} | {"Epsilon": 1e-5}
             out.append(desc)
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("BATCH_NORMALIZATION_GRAD", "BATCH_NORMALIZATION_TRAINING_GRAD"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    examples=examples,
+)

@@ -5,7 +5,7 @@ ScaleTensor's size is 1 (Bias, OutputMean and OutputVariance have Scale's Sizes;
 sizes is the input's or 1). Per channel is Scale [1, C, 1, ...], per activation [1, C, H, W].
 
 What the page leaves open, as DirectML's own API computed it (README: BATCH_NORMALIZATION_TRAINING,
-tests/test_batch_normalization_training.py): the variance is the population variance (divided by
+tests/ops/test_batch_normalization_training.py): the variance is the population variance (divided by
 the count, not count - 1), taken about the mean; Epsilon is added inside the square root; FusedAdd
 is added after Scale and Bias and before FusedActivation; an axis where Scale is the input's size
 is not reduced, so with no axis of size 1 the mean is x, the variance 0 and the output Bias +
@@ -30,14 +30,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import activations, batch_normalization, common
-from .batch_normalization import fused_activation
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import activations, batch_normalization, common
+from dml2onnx.ops.batch_normalization import fused_activation
+from dml2onnx.ops.family import Family
 
 STATISTICS = ("BiasTensor", "OutputMeanTensor", "OutputVarianceTensor")  # ScaleTensor's Sizes
 ELEMENTS = ("FusedAddTensor", "OutputTensor")  # InputTensor's Sizes
@@ -156,7 +157,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> dict[str, np
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, per channel (BatchNormalization) with FusedAdd and a fused RELU,
+    """onnx_ops: each type, per channel (BatchNormalization) with FusedAdd and a fused RELU,
     and per activation."""
     out = []
     for t in common.example_types(op, "InputTensor"):
@@ -169,3 +170,16 @@ def examples(op: OperatorSchema) -> list[common.Example]:
                 desc |= {"FusedAddTensor": x, "FusedActivation": {"Type": "ACTIVATION_RELU"}}
             out.append(desc)
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("BATCH_NORMALIZATION_TRAINING",),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

@@ -17,12 +17,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dml_ep, dtypes
-from ..builder import GraphBuilder, onnx_type_name
-from ..desc import OperatorDesc
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph import dml_ep
+from dml2onnx.graph.builder import GraphBuilder, onnx_type_name
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
 BROADCASTS = True  # lower() takes inputs of size 1 where a buffer input repeats (lowering.py)
@@ -129,9 +131,12 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: every input type to every output type."""
+    """onnx_ops: every input type to every output type."""
     return [
         {"InputTensor": common.example_tensor(t, [2, 3, 4, 5]), "OutputTensor": common.example_tensor(out, [2, 3, 4, 5])}
         for t in common.example_types(op, "InputTensor")
         for out in common.example_types(op, "OutputTensor")
     ]
+
+
+OPERATOR_FAMILY = Family(("CAST",), validate, lower, reference, CANDIDATES, examples=examples, broadcasts=True)

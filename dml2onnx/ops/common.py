@@ -9,13 +9,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
 
-# -- example descs (lowered_ops: the ONNX ops each operator's lowerings use) ------------------
+# -- example descs (onnx_ops: the ONNX ops each operator's lowerings use) ------------------
 
 Example = dict[str, Any]
 

@@ -24,7 +24,7 @@ What the page leaves open, as DirectML's own API computed it (README: CONVOLUTIO
 - GroupCount in BACKWARD: FilterTensor {C, M/G, k...}, group g's input channels feed output
   channels g*M/G .. (g + 1)*M/G - 1, as ONNX ConvTranspose's weight.
 - StartPadding/EndPadding in BACKWARD crop the full transposed result at its start and end.
-- DirectML validates less than dml2onnx (each pinned in tests/test_convolution.py): it accepts
+- DirectML validates less than dml2onnx (each pinned in tests/ops/test_convolution.py): it accepts
   any OutputTensor spatial size (each element by the sums above, x being 0 outside the input:
   elements past the computed sizes get the Bias and what still reaches them), Strides or
   Dilations of 0, and a DimensionCount other than the rank minus 2; dml2onnx refuses these.
@@ -49,13 +49,14 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import activations, common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import activations, common
+from dml2onnx.ops.family import Family
 
 TENSORS = ("InputTensor", "FilterTensor", "BiasTensor", "OutputTensor")
 ARRAYS = ("Strides", "Dilations", "StartPadding", "EndPadding", "OutputPadding")
@@ -326,7 +327,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     return y.astype(inputs["InputTensor"].dtype)
 
 
-# -- examples (lowered_ops) -------------------------------------------------------------------------
+# -- examples (onnx_ops) -------------------------------------------------------------------------
 
 
 def example(data_type: str, sizes: list[int], filter_sizes: list[int], out_sizes: list[int], **fields: object) -> common.Example:
@@ -349,7 +350,7 @@ def example(data_type: str, sizes: list[int], filter_sizes: list[int], out_sizes
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, Mode CONVOLUTION (the filter flip), with Bias and a fused RELU, both
+    """onnx_ops: each type, Mode CONVOLUTION (the filter flip), with Bias and a fused RELU, both
     directions (OutputPadding: the Pad)."""
     out = []
     for t in common.example_types(op, "InputTensor"):
@@ -357,3 +358,8 @@ def examples(op: OperatorSchema) -> list[common.Example]:
         out.append(example(t, [1, 2, 5, 5], [4, 2, 3, 3], [1, 4, 3, 3], Mode="CONVOLUTION", **extra))
         out.append(example(t, [1, 2, 3, 3], [2, 4, 3, 3], [1, 4, 6, 6], Direction="BACKWARD", OutputPadding=[1, 1], **extra))
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("CONVOLUTION",), validate, lower, reference, CANDIDATES, applies=applies, dml_preference=DML_PREFERENCE, examples=examples
+)

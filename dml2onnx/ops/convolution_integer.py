@@ -20,7 +20,7 @@ has its tensor's DataType; absent zero points are 0. The rules are the pages': t
 DimensionCounts (InputTensor, FilterTensor, OutputTensor and BiasTensor alike; the two zero points
 of CONVOLUTION_INTEGER alike), channels, groups and output sizes as convolution.py checks them.
 
-What the pages leave open, as DirectML's own API computed it (tests/test_convolution_integer.py
+What the pages leave open, as DirectML's own API computed it (tests/ops/test_convolution_integer.py
 pins each, README: quantized convolution), bit for bit:
 - the requantization's "round(Input / Scale)" of the dequantized sum is one FLOAT32 product:
   FLOAT32(acc + Bias) * ((InputScale * FilterScale[m]) / OutputScale), the multiplier rounded to
@@ -88,16 +88,23 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc, TensorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common, convolution, matrix_multiply_integer
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common, convolution, matrix_multiply_integer
+from dml2onnx.ops.convolution_integer_reference import (
+    QUANTIZED,
+    Forward,
+    accumulation_length,
+    largest_centred,
+    quantized,
+    reference,
+    validate,
+)
+from dml2onnx.ops.family import Family
 
-QUANTIZED = "QUANTIZED_LINEAR_CONVOLUTION"
-ARRAYS = ("Strides", "Dilations", "StartPadding", "EndPadding")
 F32, I32 = dtypes.FLOAT32, dtypes.INT32
 EXACT = 2**24  # FLOAT32 holds every integer up to this magnitude
 PIECE_PRODUCT = 256  # the largest |product| of two pieces of the split (16 * 16)
@@ -109,110 +116,6 @@ MAX_TAPS = 256  # "integer": one Slice per kernel tap (graph size, build time); 
 CANDIDATES = ("float32", "split", "integer", "native")
 DML_ONLY = ("native",)
 DML_PREFERENCE = ("native",)
-
-
-class Forward:
-    """The desc seen as convolution.py's FORWARD CROSS_CORRELATION desc without Bias, OutputPadding
-    or fused activation: its shape rules and reference apply as they are."""
-
-    def __init__(self, desc: OperatorDesc) -> None:
-        self.desc = desc
-        dims = desc["DimensionCount"]
-        self._fixed = {"Mode": "CROSS_CORRELATION", "Direction": "FORWARD", "OutputPadding": (0,) * dims}
-        self._fixed["FusedActivation"] = None
-
-    def __getitem__(self, name: str) -> Any:
-        return self._fixed[name] if name in self._fixed else self.desc[name]
-
-    def at(self, name: str, *more: str | int) -> Any:
-        return self.desc.at(name, *more)
-
-    def tensor(self, name: str) -> TensorDesc:
-        return self.desc.tensor(name)
-
-    def optional_tensor(self, name: str) -> TensorDesc | None:
-        return self.desc.optional_tensor(name) if name != "BiasTensor" else None
-
-
-def quantized(desc: OperatorDesc) -> bool:
-    return desc.schema.name == QUANTIZED
-
-
-def accumulation_length(desc: OperatorDesc) -> int:
-    """K: the products summed into one output element (C/G * kernel volume)."""
-    return convolution.accumulation_length(Forward(desc))  # type: ignore[arg-type]
-
-
-def largest_centred(desc: OperatorDesc, name: str, zero: str) -> int:
-    """The largest |value - zero point| the types allow: 255 with a zero point, else the type's."""
-    if desc.optional_tensor(zero) is not None:
-        return 255
-    return 128 if desc.tensor(name).data_type == dtypes.INT8 else 255
-
-
-# -- validation -----------------------------------------------------------------------------------
-
-
-def validate(desc: OperatorDesc) -> None:
-    for name in ("FilterTensor", "OutputTensor", "BiasTensor"):
-        if name in desc.values:
-            common.check_same_rank(desc, name, "InputTensor")
-    common.check_same_type(desc, "InputZeroPointTensor", "InputTensor")
-    common.check_same_type(desc, "FilterZeroPointTensor", "FilterTensor")
-    if quantized(desc):
-        common.check_same_type(desc, "OutputZeroPointTensor", "OutputTensor")
-    elif desc.optional_tensor("InputZeroPointTensor") is not None:
-        common.check_same_rank(desc, "FilterZeroPointTensor", "InputZeroPointTensor")
-    rank = desc.tensor("InputTensor").rank
-    dims = desc["DimensionCount"]
-    if dims != rank - 2:
-        raise ModelError(
-            desc.at("DimensionCount"),
-            f"must be {rank - 2}: the spatial dimensions of the {rank}-D tensors (rank minus batch and channel), not {dims}",
-        )
-    for name in ARRAYS:
-        if len(desc[name]) != dims:
-            raise ModelError(desc.at(name), f"{name} must have DimensionCount ({dims}) elements, not {len(desc[name])}")
-        if name in ("Strides", "Dilations"):
-            for i, v in enumerate(desc[name]):
-                if v < 1:
-                    raise ModelError(desc.at(name, i), f"{name} must be at least 1, not {v}")
-    forward = Forward(desc)
-    convolution._check_channels(forward)  # type: ignore[arg-type]
-    bias = desc.values.get("BiasTensor")
-    if bias is not None:  # convolution.py's rule on BiasTensor's sizes, {1, M, 1...}
-        m = desc.tensor("OutputTensor").sizes[1]
-        for i, s in enumerate(bias.sizes):
-            if s != (m if i == 1 else 1):
-                raise ModelError(
-                    desc.at("BiasTensor", "Sizes", i), f"must be {m if i == 1 else 1} (BiasTensor is {{1, M, 1...}}), not {s}"
-                )
-    convolution._check_output(forward)  # type: ignore[arg-type]
-    m = desc.tensor("OutputTensor").sizes[1]
-    for name in ("InputZeroPointTensor", "InputScaleTensor", "OutputScaleTensor", "OutputZeroPointTensor"):
-        _check_values(desc, name, None)
-    for name in ("FilterZeroPointTensor", "FilterScaleTensor"):
-        _check_values(desc, name, m)
-    for prefix in ("Input", "Filter", "Output"):  # DirectML refuses (E_INVALIDARG) other sizes
-        zero, scale = desc.values.get(f"{prefix}ZeroPointTensor"), desc.values.get(f"{prefix}ScaleTensor")
-        if zero is not None and scale is not None and zero.sizes != scale.sizes:
-            raise ModelError(
-                desc.at(f"{prefix}ZeroPointTensor", "Sizes"),
-                f"must be {prefix}ScaleTensor's Sizes {list(scale.sizes)} (a zero point has its scale's sizes),"
-                f" not {list(zero.sizes)}",
-            )
-
-
-def _check_values(desc: OperatorDesc, name: str, channels: int | None) -> None:
-    """One value (sizes all 1), or with `channels`, one per output channel on dimension 1."""
-    t = desc.values.get(name)
-    if t is None:
-        return
-    per_channel = channels is not None and t.rank >= 2 and t.sizes[1] == channels
-    for i, s in enumerate(t.sizes):
-        if s != 1 and not (per_channel and i == 1):
-            want = "1" if channels is None else f"1 ({name} is {{1, 1, 1, 1}} or {{1, M, 1, 1}}, M = {channels})"
-            raise ModelError(desc.at(name, "Sizes", i), f"must be {want}, not {s}")
 
 
 # -- lowering -------------------------------------------------------------------------------------
@@ -586,49 +489,11 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     return requantize(desc, b, inputs, acc) if quantized(desc) else acc
 
 
-# -- reference ------------------------------------------------------------------------------------
-
-
-def _centred_values(x: np.ndarray, zero: np.ndarray | None) -> np.ndarray:
-    """x - zero point (one value, or one per output channel along x's dimension 0) in FLOAT64."""
-    v = x.astype(np.float64)
-    if zero is None:
-        return v
-    z = zero.astype(np.float64).reshape(-1)
-    return v - z.reshape([-1] + [1] * (x.ndim - 1)) if z.size > 1 else v - z[0]
-
-
-def accumulate(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
-    """acc (+ Bias), exact (convolution.py's FLOAT64 sums of integers below 2**53), wrapped to INT32."""
-    x = _centred_values(inputs["InputTensor"], inputs.get("InputZeroPointTensor"))
-    w = _centred_values(inputs["FilterTensor"], inputs.get("FilterZeroPointTensor"))
-    acc = convolution.reference(Forward(desc), {"InputTensor": x, "FilterTensor": w}).astype(np.int64)  # type: ignore[arg-type]
-    if inputs.get("BiasTensor") is not None:
-        acc = acc + inputs["BiasTensor"].astype(np.int64)
-    return acc.astype(np.int32)  # numpy wraps: two's complement
-
-
-def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
-    acc = accumulate(desc, inputs)
-    if not quantized(desc):
-        return acc
-    one = lambda name: np.float32(inputs[name].reshape(-1)[0])  # noqa: E731
-    w_scale = inputs["FilterScaleTensor"].astype(np.float32).reshape([1, -1] + [1] * (acc.ndim - 2))
-    multiplier = (one("InputScaleTensor") * w_scale) / one("OutputScaleTensor")
-    with np.errstate(all="ignore"):
-        r = np.rint(acc.astype(np.float32) * multiplier)
-        if inputs.get("OutputZeroPointTensor") is not None:
-            r = r + one("OutputZeroPointTensor")
-    out = desc.tensor("OutputTensor").data_type.numpy
-    info = np.iinfo(out)
-    return np.clip(r, info.min, info.max).astype(out)
-
-
-# -- examples (lowered_ops) -------------------------------------------------------------------------
+# -- examples (onnx_ops) -------------------------------------------------------------------------
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each input type, with zero points (and, quantized, per-channel scales and Bias)."""
+    """onnx_ops: each input type, with zero points (and, quantized, per-channel scales and Bias)."""
     out = []
     for t in common.example_types(op, "InputTensor"):
         desc: common.Example = {
@@ -654,3 +519,17 @@ def examples(op: OperatorSchema) -> list[common.Example]:
             }
         out.append(desc)
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("CONVOLUTION_INTEGER", "QUANTIZED_LINEAR_CONVOLUTION"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    dml_only=DML_ONLY,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

@@ -61,13 +61,14 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("scan", "cumsum", "blocked")  # choices.py
 CUDA_ONLY = ("blocked",)  # an If guards it: the DirectML EP's static check does not follow subgraphs
@@ -279,7 +280,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, along the last axis, increasing and decreasing (exclusive)."""
+    """onnx_ops: each type, along the last axis, increasing and decreasing (exclusive)."""
     out: list[common.Example] = []
     flag = "HasExclusiveProduct" if op.name == "CUMULATIVE_PRODUCT" else "HasExclusiveSum"
     for t in common.example_types(op, "InputTensor"):
@@ -287,3 +288,16 @@ def examples(op: OperatorSchema) -> list[common.Example]:
         out.append({"InputTensor": x, "OutputTensor": x, "Axis": 3, "AxisDirection": "INCREASING", flag: False})
         out.append({"InputTensor": x, "OutputTensor": x, "Axis": 2, "AxisDirection": "DECREASING", flag: True})
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("CUMULATIVE_SUMMATION", "CUMULATIVE_PRODUCT"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    cuda_only=CUDA_ONLY,
+    examples=examples,
+)

@@ -35,13 +35,14 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common
-from .element_wise_if import gathers, select
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.element_wise_if import gathers, select
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("elementwise", "eye_like", "trilu")  # choices.py
 DML_PREFERENCE = ("eye_like", "trilu")  # the nodes the DirectML EP maps back onto these operators
@@ -251,7 +252,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each output type, with a Value of 1 (EyeLike applies) and of 2; DIAGONAL_MATRIX1
+    """onnx_ops: each output type, with a Value of 1 (EyeLike applies) and of 2; DIAGONAL_MATRIX1
     also with an InputTensor, Value 0 and Begin INT_MIN (Trilu applies)."""
     out: list[common.Example] = []
     for t in common.example_types(op, "OutputTensor"):
@@ -263,3 +264,15 @@ def examples(op: OperatorSchema) -> list[common.Example]:
         out += [fill | {"Value": 1}, fill | {"Value": 2}]
         out.append(fill | {"InputTensor": tensor, "Value": 0, "DiagonalFillBegin": INT_MIN})
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("DIAGONAL_MATRIX", "DIAGONAL_MATRIX1"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

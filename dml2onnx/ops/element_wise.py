@@ -26,13 +26,15 @@ from typing import Any
 
 import numpy as np
 
-from .. import dml_ep, dtypes
-from ..builder import GraphBuilder, onnx_type_name
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import Kind
-from ..targets import DML_NODE_DOC
-from . import activations, common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import Kind
+from dml2onnx.graph import dml_ep
+from dml2onnx.graph.builder import GraphBuilder, onnx_type_name
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import activations, common
+from dml2onnx.ops.family import Family
 
 F32 = dtypes.FLOAT32
 Lower = Callable[[GraphBuilder, list[str], dict[str, Any]], str]
@@ -344,7 +346,7 @@ def scale_bias_reference(x: np.ndarray, scale_bias: tuple[float, float]) -> np.n
 
 
 @dataclass(frozen=True)
-class Family:
+class RowTable:
     """validate, lower and reference for a table of rows. `same_output_type`: OutputTensor has the
     inputs' DataType (arithmetic); otherwise the rows produce the output's own type (comparisons
     and logical operators write UINT8/UINT32 0 or 1), which the family checks itself."""
@@ -420,5 +422,32 @@ class Family:
             return np.asarray(y).astype(out.numpy)
 
 
-FAMILY = Family(ROWS)
+FAMILY = RowTable(ROWS)
 validate, lower, reference = FAMILY.validate, FAMILY.lower, FAMILY.reference
+
+
+OPERATOR_FAMILY = Family(
+    (
+        "ELEMENT_WISE_IDENTITY",
+        "ELEMENT_WISE_ABS",
+        "ELEMENT_WISE_ADD",
+        "ELEMENT_WISE_EXP",
+        "ELEMENT_WISE_LOG",
+        "ELEMENT_WISE_SQRT",
+        "ELEMENT_WISE_RECIP",
+        "ELEMENT_WISE_CEIL",
+        "ELEMENT_WISE_FLOOR",
+        "ELEMENT_WISE_ERF",
+        "ELEMENT_WISE_TANH",
+        "ELEMENT_WISE_SIN",
+        "ELEMENT_WISE_COS",
+        "ELEMENT_WISE_NEGATE",
+        "ELEMENT_WISE_SIGN",
+        "ELEMENT_WISE_ROUND",
+    ),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    broadcasts=True,
+)

@@ -22,11 +22,12 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from . import activations, common
+from dml2onnx.core import dtypes, operator_table
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import activations, common
+from dml2onnx.ops.family import Family
 
 F32 = dtypes.FLOAT32
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
@@ -83,3 +84,8 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
         shifted = np.where(xf > p["Threshold"], xf - p["Bias"], np.where(xf < -p["Threshold"], xf + p["Bias"], np.float32(0)))
     info = np.iinfo(x.dtype)
     return np.clip(np.rint(shifted).astype(np.float64), info.min, info.max).astype(x.dtype)
+
+
+# The activations "Using fused operators to improve performance" lists as fusable.
+OPERATORS = tuple(name for name, op in operator_table.OPERATORS.items() if op.fusable)
+OPERATOR_FAMILY = Family(OPERATORS, validate, lower, reference, CANDIDATES, broadcasts=True)

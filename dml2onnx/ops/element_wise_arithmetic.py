@@ -1,6 +1,6 @@
 """The element-wise arithmetic of two tensors, DML_OPERATOR_ELEMENT_WISE_{SUBTRACT, MULTIPLY,
 DIVIDE, MAX, MIN, MEAN, DIFFERENCE_SQUARE, MODULUS_TRUNCATE, MODULUS_FLOOR} and ADD1 (ADD is in
-element_wise.py): one Row each, with element_wise.Family's shared mechanisms.
+element_wise.py): one Row each, with element_wise.RowTable's shared mechanisms.
 
 Integers are DirectML's arithmetic, which its pages do not spell out; its own API settled every rule
 here (onnxruntime-directml 1.24.4 under Wine, README):
@@ -24,11 +24,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import dml_ep, dtypes
-from ..builder import GraphBuilder, onnx_type_name
-from ..targets import DML_NODE_DOC
-from . import common
-from .element_wise import Family, Row, _binary, _ufunc, _wrapping, dml_node, wrap_to, wrapping_row
+from dml2onnx.core import dtypes
+from dml2onnx.core.errors import ModelError
+from dml2onnx.graph import dml_ep
+from dml2onnx.graph.builder import GraphBuilder, onnx_type_name
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.element_wise import Row, RowTable, _binary, _ufunc, _wrapping, dml_node, wrap_to, wrapping_row
+from dml2onnx.ops.family import Family
 
 F32 = dtypes.FLOAT32
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
@@ -285,8 +288,6 @@ def check_min_max_type(desc: Any) -> None:
     CLIP1 also takes UNKNOWN (not on the page; ONNX Runtime's DirectML EP writes it for a Cast to
     BOOL): its unions' bytes are then read as the output's type (element_wise._params). Both
     measured through DirectML's API, which refuses UNKNOWN in CLIP_GRAD1 (E_INVALIDARG)."""
-    from ..errors import ModelError
-
     out = desc.tensor(desc.output).data_type.name
     unknown = ("UNKNOWN",) if desc.schema.name == "ELEMENT_WISE_CLIP1" else ()
     if desc["MinMaxDataType"] not in (out, *unknown):
@@ -368,5 +369,29 @@ ROWS: dict[str, Row] = {
     "ELEMENT_WISE_THRESHOLD": _clamp_row("f(x) = max(x, Min)", ("Min",)),
 }
 
-FAMILY = Family(ROWS)
+FAMILY = RowTable(ROWS)
 validate, lower, reference = FAMILY.validate, FAMILY.lower, FAMILY.reference
+
+
+OPERATOR_FAMILY = Family(
+    (
+        "ELEMENT_WISE_ADD1",
+        "ELEMENT_WISE_SUBTRACT",
+        "ELEMENT_WISE_MULTIPLY",
+        "ELEMENT_WISE_DIVIDE",
+        "ELEMENT_WISE_MAX",
+        "ELEMENT_WISE_MIN",
+        "ELEMENT_WISE_MEAN",
+        "ELEMENT_WISE_DIFFERENCE_SQUARE",
+        "ELEMENT_WISE_MODULUS_TRUNCATE",
+        "ELEMENT_WISE_MODULUS_FLOOR",
+        "ELEMENT_WISE_CLIP",
+        "ELEMENT_WISE_CLIP1",
+        "ELEMENT_WISE_THRESHOLD",
+    ),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    broadcasts=True,
+)

@@ -36,12 +36,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from . import common
-from .element_wise import Family, Row, tensor_names
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.element_wise import Row, RowTable, tensor_names
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
 BROADCASTS = True  # lower() takes inputs of size 1 where a buffer input repeats (lowering.py)
@@ -520,13 +521,13 @@ ROWS: dict[str, Row] = {
 }
 
 
-class BitsFamily(Family):
-    """element_wise's Family with BIT_COUNT's output type passed to its row, every type lowered
+class BitsFamily(RowTable):
+    """element_wise's RowTable with BIT_COUNT's output type passed to its row, every type lowered
     by the integer rows (floats by their encodings), and FLOAT64 refused: the DirectML EP has no
     FLOAT64 arithmetic or comparisons to read a double's encoding with."""
 
     def validate(self, desc: OperatorDesc) -> None:
-        Family(self.rows, same_output_type=desc.schema.name != "ELEMENT_WISE_BIT_COUNT").validate(desc)
+        RowTable(self.rows, same_output_type=desc.schema.name != "ELEMENT_WISE_BIT_COUNT").validate(desc)
         name = tensor_names(desc)[0]
         if desc.tensor(name).data_type.name in NOT_LOWERED_TYPES:
             raise ModelError(
@@ -550,3 +551,22 @@ class BitsFamily(Family):
 
 FAMILY = BitsFamily(ROWS)
 validate, lower, reference = FAMILY.validate, FAMILY.lower, FAMILY.reference
+
+
+OPERATOR_FAMILY = Family(
+    (
+        "ELEMENT_WISE_BIT_AND",
+        "ELEMENT_WISE_BIT_OR",
+        "ELEMENT_WISE_BIT_XOR",
+        "ELEMENT_WISE_BIT_NOT",
+        "ELEMENT_WISE_BIT_COUNT",
+        "ELEMENT_WISE_BIT_SHIFT_LEFT",
+        "ELEMENT_WISE_BIT_SHIFT_RIGHT",
+    ),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    not_lowered_types=NOT_LOWERED_TYPES,
+    broadcasts=True,
+)

@@ -1,5 +1,5 @@
 """DML_OPERATOR_ELEMENT_WISE_IF: f(cond, a, b) = a where cond != 0, else b, one row in ROWS on
-element_wise.py's Family. ConditionTensor is UINT8; ATensor, BTensor and OutputTensor share one
+element_wise.py's RowTable. ConditionTensor is UINT8; ATensor, BTensor and OutputTensor share one
 DataType (every type of the page's table, FLOAT64 and 64-bit integers included); all four have
 the same Sizes (broadcasting is a zero stride).
 
@@ -25,12 +25,14 @@ from typing import Any
 import numpy as np
 from onnx import TensorProto
 
-from .. import dml_ep, dtypes
-from ..builder import GraphBuilder, onnx_type_name
-from ..desc import OperatorDesc
-from ..schema import OperatorSchema
-from . import common
-from .element_wise import Family, Row
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph import dml_ep
+from dml2onnx.graph.builder import GraphBuilder, onnx_type_name
+from dml2onnx.ops import common
+from dml2onnx.ops.element_wise import Row, RowTable
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("elementwise",)  # one lowering (choices.py); the `dml` target takes Row.dml
 BROADCASTS = True  # lower() takes inputs of size 1 where a buffer input repeats (lowering.py)
@@ -143,7 +145,7 @@ ROWS: dict[str, Row] = {
 }
 
 
-class IfFamily(Family):
+class IfFamily(RowTable):
     """The element-wise family with a UINT8 condition before the value inputs: the rows see the
     inputs as they are (no ScaleBias, no float widening: data movement only), typed by ATensor."""
 
@@ -175,10 +177,13 @@ validate, lower, reference = FAMILY.validate, FAMILY.lower, FAMILY.reference
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: a UINT8 condition and each value type of the page's newest table."""
+    """onnx_ops: a UINT8 condition and each value type of the page's newest table."""
     shape = [2, 3, 4, 5]
     return [
         {"ConditionTensor": common.example_tensor("UINT8", shape)}
         | {n: common.example_tensor(t, shape) for n in ("ATensor", "BTensor", "OutputTensor")}
         for t in common.example_types(op, "OutputTensor")
     ]
+
+
+OPERATOR_FAMILY = Family(("ELEMENT_WISE_IF",), validate, lower, reference, CANDIDATES, examples=examples, broadcasts=True)

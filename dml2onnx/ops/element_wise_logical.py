@@ -1,6 +1,6 @@
 """The comparisons and logical operators, DML_OPERATOR_ELEMENT_WISE_LOGICAL_* with IS_NAN and
 IS_INFINITY: one row each in ROWS (the page's formula, its ONNX pattern and its numpy reference),
-on element_wise.py's Family. DirectML has no BOOL: OutputTensor is UINT8 or UINT32 (whichever the
+on element_wise.py's RowTable. DirectML has no BOOL: OutputTensor is UINT8 or UINT32 (whichever the
 desc says, independently of the inputs' type) holding 0 or 1.
 
 What the pages leave open, as DirectML's own API computed it (README: comparisons and logic):
@@ -24,12 +24,14 @@ from typing import Any
 import numpy as np
 from onnx import TensorProto
 
-from .. import dml_ep, dtypes
-from ..builder import GraphBuilder, onnx_type_name
-from ..desc import OperatorDesc
-from ..targets import DML_NODE_DOC
-from . import common
-from .element_wise import Family, Lower, Row, _binary, _ufunc, dml_node, tensor_names
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.graph import dml_ep
+from dml2onnx.graph.builder import GraphBuilder, onnx_type_name
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.element_wise import Lower, Row, RowTable, _binary, _ufunc, dml_node, tensor_names
+from dml2onnx.ops.family import Family
 
 BOOL = TensorProto.BOOL  # not a DirectML type: only inside the graph
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
@@ -125,7 +127,7 @@ ROWS: dict[str, Row] = {
 _SAME_TYPE = ("ELEMENT_WISE_LOGICAL_AND", "ELEMENT_WISE_LOGICAL_OR", "ELEMENT_WISE_LOGICAL_XOR", "ELEMENT_WISE_LOGICAL_NOT")
 
 
-class LogicalFamily(Family):
+class LogicalFamily(RowTable):
     """The rows compute BOOL; the output takes it as 0/1 in its own type (UINT8 or UINT32)."""
 
     def validate(self, desc: OperatorDesc) -> None:
@@ -140,3 +142,25 @@ class LogicalFamily(Family):
 
 FAMILY = LogicalFamily(ROWS, same_output_type=False)
 validate, lower, reference = FAMILY.validate, FAMILY.lower, FAMILY.reference
+
+
+OPERATOR_FAMILY = Family(
+    (
+        "ELEMENT_WISE_LOGICAL_EQUALS",
+        "ELEMENT_WISE_LOGICAL_GREATER_THAN",
+        "ELEMENT_WISE_LOGICAL_GREATER_THAN_OR_EQUAL",
+        "ELEMENT_WISE_LOGICAL_LESS_THAN",
+        "ELEMENT_WISE_LOGICAL_LESS_THAN_OR_EQUAL",
+        "ELEMENT_WISE_LOGICAL_AND",
+        "ELEMENT_WISE_LOGICAL_OR",
+        "ELEMENT_WISE_LOGICAL_XOR",
+        "ELEMENT_WISE_LOGICAL_NOT",
+        "ELEMENT_WISE_IS_NAN",
+        "ELEMENT_WISE_IS_INFINITY",
+    ),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    broadcasts=True,
+)

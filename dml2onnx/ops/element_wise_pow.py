@@ -1,5 +1,5 @@
 """DML_OPERATOR_ELEMENT_WISE_POW (f(x, e) = pow(x, e) of two tensors) and ELEMENT_WISE_CONSTANT_POW
-(f(x) = pow(x, Exponent), a FLOAT): one Row each, with element_wise.Family's shared mechanisms.
+(f(x) = pow(x, Exponent), a FLOAT): one Row each, with element_wise.RowTable's shared mechanisms.
 ScaleBias applies to both of POW's inputs, the exponent too (measured: x = 1, e = 1 with Scale 2
 and Bias 1 gave 27 = 3**3), as the Family applies it to every input; on integers g(x) (FLOAT32,
 truncated toward zero) saturates to the 32-bit type the pow runs in, not to the tensor's type
@@ -55,13 +55,15 @@ from typing import Any
 
 import numpy as np
 
-from .. import dml_ep, dtypes
-from ..builder import GraphBuilder, onnx_type_name
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..targets import DML_NODE_DOC
-from . import common
-from .element_wise import Family, Row, _params, dml_node, scale_bias_step, tensor_names
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.graph import dml_ep
+from dml2onnx.graph.builder import GraphBuilder, onnx_type_name
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.element_wise import Row, RowTable, _params, dml_node, scale_bias_step, tensor_names
+from dml2onnx.ops.family import Family
 
 F32, I32, U32 = dtypes.FLOAT32, dtypes.INT32, dtypes.UINT32
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
@@ -298,7 +300,7 @@ def _mixed(desc: OperatorDesc) -> bool:
     )
 
 
-class _PowFamily(Family):
+class _PowFamily(RowTable):
     """Family, but for integer ScaleBias: DirectML converts g(x) = x * Scale + Bias (FLOAT32,
     truncated toward zero) into the 32-bit type its pow runs in, saturating there, not into the
     tensor's own type (measured: UINT8 128 with Scale 2 is 256, and 256**8 = 0)."""
@@ -439,3 +441,8 @@ def _mixed_reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.nd
 
 FAMILY = _PowFamily(ROWS)
 validate, lower, reference = FAMILY.validate, FAMILY.lower, FAMILY.reference
+
+
+OPERATOR_FAMILY = Family(
+    ("ELEMENT_WISE_POW", "ELEMENT_WISE_CONSTANT_POW"), validate, lower, reference, CANDIDATES, broadcasts=True
+)

@@ -41,14 +41,16 @@ from typing import Any
 import numpy as np
 import onnx.defs
 
-from .. import dml_ep, dtypes, featurelevels
-from ..builder import GraphBuilder, onnx_type_name
-from ..desc import OperatorDesc, TensorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
-from .element_wise import Family, Row, tensor_names
+from dml2onnx.core import dtypes, featurelevels
+from dml2onnx.core.desc import OperatorDesc, TensorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph import dml_ep
+from dml2onnx.graph.builder import GraphBuilder, onnx_type_name
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.element_wise import Row, RowTable, tensor_names
+from dml2onnx.ops.family import Family
 
 F32 = dtypes.FLOAT32
 CANDIDATES = ("elementwise",)  # one lowering (choices.py); the dml target's nodes: Row.dml
@@ -304,7 +306,7 @@ def _check_add(desc: OperatorDesc) -> None:
 _CHECKS = {QUANTIZE: _check_quantize, DEQUANTIZE: _check_dequantize, ADD: _check_add}
 
 
-class QuantizedFamily(Family):
+class QuantizedFamily(RowTable):
     """The rows take every input tensor in struct order (None for an absent optional one) with
     their types in p["__types__"] and the output's in p["__out__"]; no ScaleBias or activation."""
 
@@ -337,7 +339,7 @@ validate, lower, reference = FAMILY.validate, FAMILY.lower, FAMILY.reference
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: every input type with every output type (each scale and zero point of the
+    """onnx_ops: every input type with every output type (each scale and zero point of the
     type the page pairs with them); QUANTIZED_LINEAR_ADD: every A, B and output type."""
     sizes, one = [2, 3, 4, 5], [1, 1, 1, 1]
     if op.name == ADD:
@@ -362,3 +364,14 @@ def examples(op: OperatorSchema) -> list[common.Example]:
         for t in common.example_types(op, "InputTensor")
         for o in common.example_types(op, "OutputTensor")
     ]
+
+
+OPERATOR_FAMILY = Family(
+    ("ELEMENT_WISE_QUANTIZE_LINEAR", "ELEMENT_WISE_DEQUANTIZE_LINEAR", "ELEMENT_WISE_QUANTIZED_LINEAR_ADD"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    examples=examples,
+    broadcasts=True,
+)

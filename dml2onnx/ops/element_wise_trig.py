@@ -1,6 +1,6 @@
 """The inverse trigonometric and the hyperbolic operators, DML_OPERATOR_ELEMENT_WISE_ACOS, ACOSH,
 ASIN, ASINH, ATAN, ATANH, ATAN_YX, TAN, SINH and COSH: one row each in ROWS (the page's formula,
-its ONNX pattern and its numpy reference), on element_wise.py's Family (ScaleBias, FLOAT16
+its ONNX pattern and its numpy reference), on element_wise.py's RowTable (ScaleBias, FLOAT16
 computed in FLOAT32).
 
 The functions are the mathematical ones of the pages, with IEEE special values (what DirectML's
@@ -40,9 +40,10 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from .element_wise import Family, Lower, Reference, Row, _ufunc, dml_node
+from dml2onnx.core import dtypes
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops.element_wise import Lower, Reference, Row, RowTable, _ufunc, dml_node
+from dml2onnx.ops.family import Family
 
 F32 = dtypes.FLOAT32
 CANDIDATES = ("elementwise",)  # one lowering (choices.py); the pattern follows the target
@@ -293,5 +294,26 @@ ROWS: dict[str, Row] = {
     "ELEMENT_WISE_COSH": _row("f(x) = cosh(x)", _cosh, np.cosh, "Cosh"),
 }
 
-FAMILY = Family(ROWS)
+FAMILY = RowTable(ROWS)
 validate, lower, reference = FAMILY.validate, FAMILY.lower, FAMILY.reference
+
+
+OPERATOR_FAMILY = Family(
+    (
+        "ELEMENT_WISE_ACOS",
+        "ELEMENT_WISE_ACOSH",
+        "ELEMENT_WISE_ASIN",
+        "ELEMENT_WISE_ASINH",
+        "ELEMENT_WISE_ATAN",
+        "ELEMENT_WISE_ATANH",
+        "ELEMENT_WISE_ATAN_YX",
+        "ELEMENT_WISE_TAN",
+        "ELEMENT_WISE_SINH",
+        "ELEMENT_WISE_COSH",
+    ),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    broadcasts=True,
+)

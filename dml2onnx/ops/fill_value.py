@@ -14,12 +14,13 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
 ROWS = ("FILL_VALUE_CONSTANT", "FILL_VALUE_SEQUENCE")
@@ -82,8 +83,13 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each output type, its scalar unions 1."""
+    """onnx_ops: each output type, its scalar unions 1."""
     return [
         {"OutputTensor": common.example_tensor(t, [2, 3, 4, 5]), "ValueDataType": t} | dict.fromkeys(SCALARS[op.name], 1)
         for t in common.example_types(op, "OutputTensor")
     ]
+
+
+OPERATOR_FAMILY = Family(
+    ("FILL_VALUE_CONSTANT", "FILL_VALUE_SEQUENCE"), validate, lower, reference, CANDIDATES, examples=examples
+)

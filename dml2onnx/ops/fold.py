@@ -40,12 +40,13 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("gather",)  # one lowering (choices.py)
 _WINDOW_FIELDS = ("WindowSizes", "Strides", "Dilations", "StartPadding", "EndPadding")
@@ -198,7 +199,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, a 3x3 window over 4x4 with padding 1 (FOLD: the adjoint)."""
+    """onnx_ops: each type, a 3x3 window over 4x4 with padding 1 (FOLD: the adjoint)."""
     out: list[common.Example] = []
     window = {
         "DimensionCount": 2,
@@ -213,3 +214,6 @@ def examples(op: OperatorSchema) -> list[common.Example]:
         ins, outs = (image, columns) if op.name == "UNFOLD" else (columns, image)
         out.append({"InputTensor": common.example_tensor(t, ins), "OutputTensor": common.example_tensor(t, outs)} | window)
     return out
+
+
+OPERATOR_FAMILY = Family(("FOLD", "UNFOLD"), validate, lower, reference, CANDIDATES, examples=examples)

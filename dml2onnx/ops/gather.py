@@ -46,7 +46,7 @@ but for the 8/16-bit padding finding; and with indices past 32 bits (INT64, UINT
 2**31 and more) "native" gave exactly DirectML's API's results in all 24 cases tried (each
 operator with each index type), where the reference and "flat" (whole indices) differ: DirectML
 enters each index's low 32 bits into a 32-bit offset (UINT32 2**32 - 1 on row 1 of a [3, 4] GATHER
-on axis 1 reads offset 4 - 1 = 3; tests/test_gather.py pins them). On the CPU and CUDA EPs these nodes refuse indices out of
+on axis 1 reads offset 4 - 1 = 3; tests/ops/test_gather.py pins them). On the CPU and CUDA EPs these nodes refuse indices out of
 range: the `dml` graphs are meant for the DirectML EP.
 
 The candidate "guarded" (GATHER, GATHER_ELEMENTS; SCATTER in scatter.py), on the `cuda` target
@@ -90,13 +90,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dml_ep, dtypes
-from ..builder import GraphBuilder, onnx_type_name
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph import dml_ep
+from dml2onnx.graph.builder import GraphBuilder, onnx_type_name
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("flat", "guarded", "native")  # choices.py
 CUDA_ONLY = ("guarded",)
@@ -515,7 +517,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each data type with each index type."""
+    """onnx_ops: each data type with each index type."""
     out: list[common.Example] = []
     for t in common.example_types(op, "InputTensor"):
         for index in common.example_types(op, "IndicesTensor"):
@@ -533,3 +535,18 @@ def examples(op: OperatorSchema) -> list[common.Example]:
                     fields["BatchDimensionCount"] = 0
             out.append({"InputTensor": x, **fields})
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("GATHER", "GATHER_ELEMENTS", "GATHER_ND", "GATHER_ND1"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    cuda_only=CUDA_ONLY,
+    dml_only=DML_ONLY,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import activations, common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import activations, common
+from dml2onnx.ops.family import Family
 
 TENSORS = ("ATensor", "BTensor", "CTensor", "OutputTensor")
 CANDIDATES = ("matmul", "gemm")  # choices.py
@@ -234,7 +235,7 @@ def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, 2-D with C, TransB, Alpha, Beta and a fused RELU (Gemm applies), and a
+    """onnx_ops: each type, 2-D with C, TransB, Alpha, Beta and a fused RELU (Gemm applies), and a
     batch of 2 with TransA (MatMul)."""
     out: list[common.Example] = []
     for t in common.example_types(op, "ATensor"):
@@ -263,3 +264,16 @@ def examples(op: OperatorSchema) -> list[common.Example]:
             }
         )
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("GEMM",),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

@@ -1,6 +1,6 @@
 """The element-wise backpropagation operators: DML_OPERATOR_ACTIVATION_RELU_GRAD,
 ELEMENT_WISE_CLIP_GRAD and ELEMENT_WISE_CLIP_GRAD1. OutputGradientTensor = InputGradientTensor
-where InputTensor passes the forward operator's test, else 0: one Row each on element_wise.Family
+where InputTensor passes the forward operator's test, else 0: one Row each on element_wise.RowTable
 (GradientFamily: the output field is OutputGradientTensor), its mechanisms reused.
 
 What the pages leave open, as DirectML's own API computed it (README: gradients):
@@ -21,11 +21,12 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from . import common
-from .element_wise import Family, Row
-from .element_wise_arithmetic import _bounds, _int_bound, check_min_max_type
+from dml2onnx.core import dtypes
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.element_wise import Row, RowTable
+from dml2onnx.ops.element_wise_arithmetic import _bounds, _int_bound, check_min_max_type
+from dml2onnx.ops.family import Family
 
 F32 = dtypes.FLOAT32
 CANDIDATES = ("elementwise",)  # one lowering (choices.py)
@@ -147,5 +148,15 @@ ROWS: dict[str, Row] = {
 }
 
 
-FAMILY = Family(ROWS)  # the three tensors have the same DataType and Sizes; the output is OutputGradientTensor
+FAMILY = RowTable(ROWS)  # the three tensors have the same DataType and Sizes; the output is OutputGradientTensor
 validate, lower, reference = FAMILY.validate, FAMILY.lower, FAMILY.reference
+
+
+OPERATOR_FAMILY = Family(
+    ("ACTIVATION_RELU_GRAD", "ELEMENT_WISE_CLIP_GRAD", "ELEMENT_WISE_CLIP_GRAD1"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    broadcasts=True,
+)

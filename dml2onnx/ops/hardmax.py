@@ -4,10 +4,11 @@ the single-axis forms (HARDMAX, SOFTMAX, LOG_SOFTMAX) share."""
 
 from __future__ import annotations
 
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common, hardmax1
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.ops import common, hardmax1, log_softmax1, softmax1
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("in_place",)  # one axis, the last: HARDMAX1's other candidates build the same graph
 lower = hardmax1.lower  # over hardmax1.reduced_axes: the last dimension
@@ -38,8 +39,28 @@ def check_effective_rank(desc: OperatorDesc) -> None:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: a [3, 8] tensor of each type (one axis, the last)."""
+    """onnx_ops: a [3, 8] tensor of each type (one axis, the last)."""
     return [
         {"InputTensor": common.example_tensor(t, [3, 8]), "OutputTensor": common.example_tensor(t, [3, 8])}
         for t in common.example_types(op, "InputTensor")
     ]
+
+
+OPERATOR_FAMILY = Family(("ACTIVATION_HARDMAX",), validate, lower, reference, CANDIDATES, examples=examples)
+LOG_SOFTMAX = Family(
+    ("ACTIVATION_LOG_SOFTMAX",),
+    validate,
+    log_softmax1.lower,
+    log_softmax1.reference,
+    ("in_place", "argmax_max", "reduce_chain"),
+    examples=examples,
+)
+SOFTMAX = Family(
+    ("ACTIVATION_SOFTMAX",),
+    validate,
+    softmax1.lower,
+    softmax1.reference,
+    ("in_place", "reduce_chain"),
+    applies=softmax1.applies,
+    examples=examples,
+)

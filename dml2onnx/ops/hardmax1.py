@@ -7,11 +7,12 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..schema import OperatorSchema
-from . import argmax, common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import argmax, common
+from dml2onnx.ops.family import Family
 
 # The candidate lowerings (choices.py): ARGMAX's searches for the maximum (argmax.CANDIDATES),
 # then its one-hot; one_hot_product (axes in several runs): one small one-hot per run, multiplied.
@@ -174,9 +175,14 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type over the last axis and over two axes, of a rank-4 tensor."""
+    """onnx_ops: each type over the last axis and over two axes, of a rank-4 tensor."""
     out = []
     for t in common.example_types(op, "InputTensor"):
         io = {"InputTensor": common.example_tensor(t, [2, 3, 4, 5]), "OutputTensor": common.example_tensor(t, [2, 3, 4, 5])}
         out += [{**io, "AxisCount": len(a), "Axes": a} for a in ([3], [1, 3])]
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("ACTIVATION_HARDMAX1",), validate, lower, reference, CANDIDATES, applies=applies, choose=choose, examples=examples
+)

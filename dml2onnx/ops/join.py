@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("concat",)
 
@@ -61,9 +62,12 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, three 4-D inputs along axis 1."""
+    """onnx_ops: each type, three 4-D inputs along axis 1."""
     out = []
     for t in common.example_types(op, "InputTensors"):
         parts = [common.example_tensor(t, [1, c, 2, 3]) for c in (1, 2, 3)]
         out.append({"InputCount": 3, "InputTensors": parts, "OutputTensor": common.example_tensor(t, [1, 6, 2, 3]), "Axis": 1})
     return out
+
+
+OPERATOR_FAMILY = Family(("JOIN",), validate, lower, reference, CANDIDATES, examples=examples)

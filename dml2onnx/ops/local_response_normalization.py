@@ -24,13 +24,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("arithmetic", "lrn")
 DML_PREFERENCE = ("lrn",)
@@ -122,7 +123,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, across channels (LRN applies) and within channels."""
+    """onnx_ops: each type, across channels (LRN applies) and within channels."""
     out = []
     for t in common.example_types(op, "InputTensor"):
         x = common.example_tensor(t, [2, 3, 4, 5])
@@ -139,3 +140,16 @@ def examples(op: OperatorSchema) -> list[common.Example]:
                 }
             )
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("LOCAL_RESPONSE_NORMALIZATION",),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

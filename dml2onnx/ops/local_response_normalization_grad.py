@@ -5,7 +5,7 @@ LocalSize square on H and W), over [N, C, H, W]. InputTensor is the forward's in
 InputGradientTensor the gradient of its output; all three tensors have one DataType and Sizes (the
 page). The page gives no formula; what DirectML's own API computed (1.24.4 under Wine, measured
 on random [2, 7, 6, 7] inputs, both CrossChannel values, LocalSize 1 to 6, negative Beta too;
-tests/test_local_response_normalization_grad.py pins it):
+tests/ops/test_local_response_normalization_grad.py pins it):
 
     OutputGradient = g / D^Beta - 2 Alpha Beta / LocalSize * x * R(g x / D^(Beta + 1))
 
@@ -34,13 +34,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common
-from .local_response_normalization import window
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
+from dml2onnx.ops.local_response_normalization import window
 
 CANDIDATES = ("arithmetic",)  # choices.py
 X, IN, OUT = "InputTensor", "InputGradientTensor", "OutputGradientTensor"
@@ -140,7 +141,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, across channels and within channels."""
+    """onnx_ops: each type, across channels and within channels."""
     out = []
     for t in common.example_types(op, X):
         x = common.example_tensor(t, [2, 3, 4, 5])
@@ -148,3 +149,6 @@ def examples(op: OperatorSchema) -> list[common.Example]:
             fields = {X: x, IN: x, OUT: x, "CrossChannel": cross, "LocalSize": 3, "Alpha": 1e-4, "Beta": 0.75, "Bias": 1.0}
             out.append(fields)
     return out
+
+
+OPERATOR_FAMILY = Family(("LOCAL_RESPONSE_NORMALIZATION_GRAD",), validate, lower, reference, CANDIDATES, examples=examples)

@@ -8,11 +8,12 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..targets import TARGETS, Target
-from . import argmax, common, hardmax1
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import TARGETS, Target
+from dml2onnx.ops import argmax, common, hardmax1
+from dml2onnx.ops.family import Family
 
 validate = hardmax1.validate  # same tensor rules, types and axes rules as HARDMAX1
 
@@ -192,3 +193,8 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     shifted, plan = centered_reference(desc, x)
     out = shifted - np.log(np.exp(shifted).sum(axis=1, keepdims=True))
     return common.unmerge_reference(out, plan).astype(x.dtype)
+
+
+OPERATOR_FAMILY = Family(
+    ("ACTIVATION_LOG_SOFTMAX1",), validate, lower, reference, CANDIDATES, applies=applies, choose=choose, examples=examples
+)

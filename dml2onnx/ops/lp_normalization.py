@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("reduce",)
 DML_EP_EPSILON = np.float32(1e-5)  # the DirectML EP's DefaultEpsilon
@@ -73,9 +74,12 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, P 1 and 2, along the last axis."""
+    """onnx_ops: each type, P 1 and 2, along the last axis."""
     out = []
     for t in common.example_types(op, "InputTensor"):
         x = common.example_tensor(t, [2, 3, 4, 5])
         out += [{"InputTensor": x, "OutputTensor": x, "Axis": 3, "Epsilon": 1e-5, "P": p} for p in (1, 2)]
     return out
+
+
+OPERATOR_FAMILY = Family(("LP_NORMALIZATION",), validate, lower, reference, CANDIDATES, examples=examples)

@@ -90,13 +90,15 @@ import math
 
 import numpy as np
 
-from .. import dml_ep, dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph import dml_ep
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 INTEGER, TO_FLOAT, QUANTIZED = "MATRIX_MULTIPLY_INTEGER", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT", "QUANTIZED_LINEAR_MATRIX_MULTIPLY"
 CANDIDATES = ("float32_chunks", "integer", "native")  # choices.py
@@ -454,7 +456,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type pairing, 2-D per tensor with K = 3 and a batch of 2 per row and column
+    """onnx_ops: each type pairing, 2-D per tensor with K = 3 and a batch of 2 per row and column
     with K = 300 (chunked)."""
     out: list[common.Example] = []
     types = common.example_types(op, "ATensor")
@@ -488,3 +490,17 @@ def _example(op: OperatorSchema, a: str, b: str, batch: list[int], k: int, per: 
     if op.name == TO_FLOAT:
         desc["BiasTensor"] = common.example_tensor(f, [*batch, m, n])
     return desc
+
+
+OPERATOR_FAMILY = Family(
+    ("MATRIX_MULTIPLY_INTEGER", "MATRIX_MULTIPLY_INTEGER_TO_FLOAT", "QUANTIZED_LINEAR_MATRIX_MULTIPLY"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    dml_only=DML_ONLY,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

@@ -37,12 +37,13 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("scatter",)  # choices.py
 # ONNX MaxUnpool's T1 (and the DirectML EP's registration of it): the float types
@@ -117,7 +118,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, with each index type, a 2x2 pooling of a 4x4 input undone."""
+    """onnx_ops: each type, with each index type, a 2x2 pooling of a 4x4 input undone."""
     out: list[common.Example] = []
     for t in common.example_types(op, "InputTensor"):
         for index in common.example_types(op, "IndicesTensor"):
@@ -126,3 +127,6 @@ def examples(op: OperatorSchema) -> list[common.Example]:
                 {"InputTensor": x, "IndicesTensor": {**x, "DataType": index}, "OutputTensor": {**x, "Sizes": [1, 2, 4, 4]}}
             )
     return out
+
+
+OPERATOR_FAMILY = Family(("MAX_UNPOOLING",), validate, lower, reference, CANDIDATES, examples=examples)

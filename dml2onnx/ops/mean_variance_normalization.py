@@ -14,12 +14,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes, featurelevels
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import activations, common
+from dml2onnx.core import dtypes, featurelevels
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import activations, common
+from dml2onnx.ops.family import Family
 
 TENSORS = ("InputTensor", "ScaleTensor", "BiasTensor", "OutputTensor")
 EXTRAS = ("ScaleTensor", "BiasTensor")
@@ -120,7 +121,7 @@ def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
 
 def spatial_size(desc: OperatorDesc, axes: Sequence[int]) -> int:
     """Elements per normalized group. InstanceNormalization needs 2 or more: the CUDA EP's gives
-    NaN (or 5e-5 instead of 0) for a single element (H200, tests/test_properties.py)."""
+    NaN (or 5e-5 instead of 0) for a single element (H200, tests/lowering/test_properties.py)."""
     sizes = desc.tensor("InputTensor").sizes
     return math.prod(sizes[a] for a in axes)
 
@@ -282,7 +283,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, with ScaleTensor, BiasTensor and a fused RELU, over H and W."""
+    """onnx_ops: each type, with ScaleTensor, BiasTensor and a fused RELU, over H and W."""
     out = []
     for t in common.example_types(op, "InputTensor"):
         x = common.example_tensor(t, [2, 3, 4, 5])
@@ -303,3 +304,26 @@ def examples(op: OperatorSchema) -> list[common.Example]:
         else:
             out.append({**desc, "UseMean": True, "UseVariance": True})
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("MEAN_VARIANCE_NORMALIZATION",),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)
+MEAN_VARIANCE_NORMALIZATION1 = Family(
+    ("MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

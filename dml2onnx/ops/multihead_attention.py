@@ -57,17 +57,16 @@ runs whole."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import attention_masks, common
-from .attention_masks import expect, squeezed
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import attention_masks, common
+from dml2onnx.ops.attention_masks import Shape, expect, squeezed
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("matmul",)
 
@@ -93,30 +92,6 @@ _SOURCES = {
     "V": (("ValueTensor", None), ("StackedKeyValueTensor", 1), ("StackedQueryKeyValueTensor", 2)),
 }
 _NAMES = {"Q": "query", "K": "key", "V": "value"}
-
-
-@dataclass(frozen=True)
-class Shape:
-    """The desc's sizes: batch, sequence (queries), kv (new keys), past, heads, kv_heads,
-    head (Q/K head size), value_head (V's), and where Q, K and V come from."""
-
-    batch: int
-    sequence: int
-    kv: int
-    past: int
-    heads: int
-    kv_heads: int
-    head: int
-    value_head: int
-    sources: dict[str, tuple[str, int | None]]
-
-    @property
-    def keys(self) -> int:
-        return self.past + self.kv
-
-    @property
-    def scores(self) -> tuple[int, int, int, int]:
-        return (self.batch, self.heads, self.sequence, self.keys)
 
 
 def head_counts(desc: OperatorDesc) -> tuple[int, int]:
@@ -385,7 +360,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> dict[str, np
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, Q/K/V 3-D with a bias, a BOOLEAN mask and past/present keys and
+    """onnx_ops: each type, Q/K/V 3-D with a bias, a BOOLEAN mask and past/present keys and
     values; and a StackedKeyValueTensor with a RelativePositionBias and a KEY_SEQUENCE_END_START
     mask (the length masks' ops)."""
     out = []
@@ -421,3 +396,8 @@ def examples(op: OperatorSchema) -> list[common.Example]:
             }
         )
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("MULTIHEAD_ATTENTION", "MULTIHEAD_ATTENTION1"), validate, lower, reference, CANDIDATES, examples=examples
+)

@@ -25,12 +25,13 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("scatter",)  # choices.py
 
@@ -134,7 +135,7 @@ def written_rows(desc: OperatorDesc, count: np.ndarray, coords: np.ndarray) -> n
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each input type, a 3 x 4 input, N = 2."""
+    """onnx_ops: each input type, a 3 x 4 input, N = 2."""
     return [
         {
             "InputTensor": common.example_tensor(t, [3, 4]),
@@ -143,3 +144,6 @@ def examples(op: OperatorSchema) -> list[common.Example]:
         }
         for t in common.example_types(op, "InputTensor")
     ]
+
+
+OPERATOR_FAMILY = Family(("NONZERO_COORDINATES",), validate, lower, reference, CANDIDATES, examples=examples)

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OPERATORS, OperatorSchema
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.operator_table import OPERATORS
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 INDEX_TYPES = OPERATORS["ONE_HOT"].types("IndicesTensor")
 VALUE_TYPES = OPERATORS["ONE_HOT"].types("ValuesTensor")
@@ -119,7 +121,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each index type with each value type."""
+    """onnx_ops: each index type with each value type."""
     return [
         {
             "IndicesTensor": common.example_tensor(t, [3, 1]),
@@ -130,3 +132,6 @@ def examples(op: OperatorSchema) -> list[common.Example]:
         for t in common.example_types(op, "IndicesTensor")
         for values in common.example_types(op, "ValuesTensor")
     ]
+
+
+OPERATOR_FAMILY = Family(("ONE_HOT",), validate, lower, reference, CANDIDATES, examples=examples)

@@ -32,14 +32,15 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .. import dtypes, featurelevels
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
-from .diagonal_matrix import converted_value
+from dml2onnx.core import dtypes, featurelevels
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.diagonal_matrix import converted_value
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("gather", "pad")  # choices.py
 DML_PREFERENCE = ("pad",)  # the DirectML EP maps Pad onto DML_PADDING1
@@ -216,7 +217,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type with each mode (REFLECTION also wider than the input)."""
+    """onnx_ops: each type with each mode (REFLECTION also wider than the input)."""
     out: list[common.Example] = []
     for t in common.example_types(op, "InputTensor"):
         for mode, start, end in (
@@ -238,3 +239,16 @@ def examples(op: OperatorSchema) -> list[common.Example]:
                 fields | ({"PaddingValue": 9.0} if op.name == "PADDING" else {"PaddingValueDataType": t, "PaddingValue": 9})
             )
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("PADDING", "PADDING1"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

@@ -17,7 +17,7 @@ OutputTensor's spatial sizes are (padded size - window extent) / Strides + 1, ro
 pages' formula; the window extent is (WindowSize - 1) * Dilations + 1; the pages write WindowSize,
 which gives more windows for a dilated one: either size is taken, see below).
 
-What the pages leave open, as DirectML's own API computed it (tests/test_pooling.py SETTLED):
+What the pages leave open, as DirectML's own API computed it (tests/ops/test_pooling.py SETTLED):
 - a window entirely in padding: MAX gives the type's lowest finite value (-3.4e38 for FLOAT32,
   -65504 for FLOAT16, the integer minimum), AVERAGE 0 / 0 = NaN (0 with IncludePadding), LP 0;
 - MAX skips NaN and starts from the lowest finite value (-inf gives -3.4e38; all NaN too);
@@ -49,14 +49,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
-from .element_wise_arithmetic import _extreme
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.element_wise_arithmetic import _extreme
+from dml2onnx.ops.family import Family
 
 ROWS = ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "MAX_POOLING", "MAX_POOLING1", "MAX_POOLING2")
 INDICES = "OutputIndicesTensor"
@@ -525,7 +526,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray |
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, a 3x3 window of stride 2 with padding 1 over [1, 2, 5, 5] (and a
+    """onnx_ops: each type, a 3x3 window of stride 2 with padding 1 over [1, 2, 5, 5] (and a
     dilated 2x2 window in the "1" versions)."""
     out = []
     for t in common.example_types(op, "InputTensor"):
@@ -548,3 +549,16 @@ def examples(op: OperatorSchema) -> list[common.Example]:
         if INDICES in [f.name for f in op.fields]:  # MAX_POOLING1 and 2: with the indices too
             out.append(desc | {INDICES: common.example_tensor("UINT32", [1, 2, 3, 3])})
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "MAX_POOLING", "MAX_POOLING1", "MAX_POOLING2"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

@@ -94,12 +94,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common, pooling
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common, pooling
+from dml2onnx.ops.family import Family
 
 ROWS = ("AVERAGE_POOLING_GRAD", "MAX_POOLING_GRAD")
 IN, OUT, X = "InputGradientTensor", "OutputGradientTensor", "InputTensor"
@@ -541,7 +542,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, a 3x3 window of stride 2 with padding 1 over [1, 2, 5, 5]."""
+    """onnx_ops: each type, a 3x3 window of stride 2 with padding 1 over [1, 2, 5, 5]."""
     out = []
     for t in common.example_types(op, IN):
         desc: common.Example = {
@@ -559,3 +560,16 @@ def examples(op: OperatorSchema) -> list[common.Example]:
             desc["IncludePadding"] = False
         out.append(desc)
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("AVERAGE_POOLING_GRAD", "MAX_POOLING_GRAD"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    only_on=ONLY_ON,
+    examples=examples,
+)

@@ -4,7 +4,7 @@ DML_OPERATOR_DYNAMIC_QUANTIZE_LINEAR (4_0).
 QUANTIZE and DEQUANTIZE take QuantizationType and QuantizationTensorCount tensors in
 QuantizationTensors: SCALE (one tensor: the scale) or SCALE_ZERO_POINT (two: the scale, then the
 zero point). Their pages say only that every tensor has InputTensor's DimensionCount; the rest, as
-DirectML's own API refused or computed it (tests/test_quantize.py pins each):
+DirectML's own API refused or computed it (tests/ops/test_quantize.py pins each):
 
 - NONE, and a count other than the type's (1 or 2), are refused (E_INVALIDARG); so is an empty
   array (the parser's rule for every tensor array).
@@ -24,7 +24,7 @@ DirectML's own API refused or computed it (tests/test_quantize.py pins each):
 - DEQUANTIZE: (x - zero_point) * scale in FLOAT32 (the FLOAT16 scale widened; the product of an
   8-bit difference and a FLOAT16 scale is exact in FLOAT32), a FLOAT16 output rounded once at the
   end (DirectML under Wine/vkd3d/lavapipe converts toward zero there, as ELEMENT_WISE_DEQUANTIZE_LINEAR
-  does: tests/test_quantize.py pins it; the matrix's FLOAT16 products are exact).
+  does: tests/ops/test_quantize.py pins it; the matrix's FLOAT16 products are exact).
   NaN and infinite scales propagate, subnormal products are kept.
 - SCALE alone: the zero point is 0 for the signed types and the middle of the range for the
   unsigned ones, 128 for UINT8 and 8 for UINT4 (both ways: QUANTIZE maps 0.0 to 128 and DEQUANTIZE
@@ -65,7 +65,7 @@ SCALE alone implies 0 and 8. In the graphs and the reference they are INT8 and U
 value an element (dtypes.INT4/UINT4); DirectML's buffers pack two a byte, element 2k in the low
 nibble, strides counting elements, DMLCalcBufferTensorSize's minimum the bytes up to the furthest
 element's nibble rounded up to 4; DirectML leaves the unused nibble of an odd count's last byte as
-it was (tensor.py packs and unpacks; tests/test_quantize.py pins each, and every 4-bit matrix case
+it was (tensor.py packs and unpacks; tests/ops/test_quantize.py pins each, and every 4-bit matrix case
 is bit for bit DirectML's). The lowering is the same nodes, clipped at the 4-bit bounds and cast to
 INT8/UINT8 (ONNX's own INT4/UINT4 of opset 21 are not used: the graphs' I/O stays one value a byte).
 """
@@ -76,14 +76,15 @@ from typing import Any
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
-from .element_wise_quantized import _dequantized, _dq_reference, _q_reference, _requantized, _saturated_reference
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.element_wise_quantized import _dequantized, _dq_reference, _q_reference, _requantized, _saturated_reference
+from dml2onnx.ops.family import Family
 
 QUANTIZE, DEQUANTIZE, DYNAMIC = "QUANTIZE", "DEQUANTIZE", "DYNAMIC_QUANTIZE_LINEAR"
 CANDIDATES = ("elementwise", "dynamic_quantize_linear")
@@ -320,7 +321,7 @@ def _dynamic_reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> dic
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: every type pairing, per-tensor, blocked and per-element, with and without a zero
+    """onnx_ops: every type pairing, per-tensor, blocked and per-element, with and without a zero
     point, and one blocked view past 8 dimensions; DYNAMIC_QUANTIZE_LINEAR: each input and output
     type."""
     sizes, one = [2, 3, 4, 6], [1, 1, 1, 1]
@@ -351,3 +352,16 @@ def examples(op: OperatorSchema) -> list[common.Example]:
     tensors = [common.example_tensor(f, blocks)]
     fields = {"QuantizationType": "SCALE", "QuantizationTensorCount": 1, "QuantizationTensors": tensors}
     return [*out, {floats: common.example_tensor(f, wide), ints: common.example_tensor(i, wide)} | fields]
+
+
+OPERATOR_FAMILY = Family(
+    ("QUANTIZE", "DEQUANTIZE", "DYNAMIC_QUANTIZE_LINEAR"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    dml_only=DML_ONLY,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

@@ -18,7 +18,7 @@ sum of x - InputZeroPoint over the window is an exact integer (|x - zp| <= 255);
 ((sum * InputScale) / count) / OutputScale in FLOAT32 in that order, rounded halves to even
 (DirectML's rounding: the matrix' exact halves), OutputZeroPoint added, saturated (NaN: the type's minimum, below).
 
-What DirectML computed (tests/test_quantized_pooling.py, README: quantized pooling):
+What DirectML computed (tests/ops/test_quantized_pooling.py, README: quantized pooling):
 - a window entirely in padding without IncludePadding (0 / 0): the type's minimum (-128, 0)
   whatever OutputZeroPoint with per-tensor zero points (as QUANTIZED_LINEAR_ADD's NaN), but 0 or
   the type's maximum with per-channel or absent ones (its kernels differ: tests/dml_findings.py);
@@ -47,12 +47,13 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common, pooling
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common, pooling
+from dml2onnx.ops.family import Family
 
 F32 = dtypes.FLOAT32
 CANDIDATES = ("conv",)
@@ -180,7 +181,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: pooling.py's examples (each type, a 3x3 window of stride 2 with padding 1), with
+    """onnx_ops: pooling.py's examples (each type, a 3x3 window of stride 2 with padding 1), with
     per-channel input scales and zero points."""
     out = []
     for desc in pooling.examples(op):
@@ -196,3 +197,6 @@ def examples(op: OperatorSchema) -> list[common.Example]:
             }
         )
     return out
+
+
+OPERATOR_FAMILY = Family(("QUANTIZED_LINEAR_AVERAGE_POOLING",), validate, lower, reference, CANDIDATES, examples=examples)

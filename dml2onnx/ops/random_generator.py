@@ -77,12 +77,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("uint32_halves", "uint64_bitwise", "byte_tables")  # choices.py
 ONLY_ON = {"uint64_bitwise": ("cpu", "dml")}  # the CUDA EP has no BitShift, BitwiseAnd, BitwiseXor
@@ -517,8 +518,24 @@ def _pairs(b: GraphBuilder, x02: str, x13: str) -> list[str]:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: with and without OutputStateTensor, N a multiple of 4 and not."""
+    """onnx_ops: with and without OutputStateTensor, N a multiple of 4 and not."""
     state = common.example_tensor("UINT32", [1, 1, 1, 6])
     whole = {"InputStateTensor": state, "OutputTensor": common.example_tensor("UINT32", [1, 2, 3, 4])}
     part = {"InputStateTensor": state, "OutputTensor": common.example_tensor("UINT32", [2, 3, 5])}
     return [whole | {"OutputStateTensor": state, "Type": TYPE}, part | {"Type": TYPE}]
+
+
+OPERATOR_FAMILY = Family(
+    ("RANDOM_GENERATOR",),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    cuda_only=CUDA_ONLY,
+    only_on=ONLY_ON,
+    dml_preference=DML_PREFERENCE,
+    cpu_preference=CPU_PREFERENCE,
+    examples=examples,
+)

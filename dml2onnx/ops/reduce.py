@@ -21,12 +21,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..schema import OperatorSchema, SupportTable
-from . import common
-from .argmax import arg_index, lower_arg
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.schema import OperatorSchema, SupportTable
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.argmax import arg_index, lower_arg
+from dml2onnx.ops.family import Family
 
 ARG_FUNCTIONS = ("ARGMAX", "ARGMIN")
 
@@ -187,7 +188,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: every function of the page's newest table for it, with every input type."""
+    """onnx_ops: every function of the page's newest table for it, with every input type."""
     out = []
     for table in newest_per_function_group(op):
         for function in table.functions:
@@ -215,3 +216,6 @@ def newest_per_function_group(op: OperatorSchema) -> list[SupportTable]:
             seen.add(t.functions)
             out.append(t)
     return out
+
+
+OPERATOR_FAMILY = Family(("REDUCE",), validate, lower, reference, CANDIDATES, applies=applies, examples=examples)

@@ -79,13 +79,14 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("gather", "resize")  # choices.py
 DML_PREFERENCE = ("resize",)
@@ -406,7 +407,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, each interpolation mode, doubling the last two dimensions."""
+    """onnx_ops: each type, each interpolation mode, doubling the last two dimensions."""
     out: list[common.Example] = []
     for t in common.example_types(op, "InputTensor"):
         for mode in ("NEAREST_NEIGHBOR", "LINEAR"):
@@ -437,3 +438,16 @@ def doubling_at_pixel_centres(rounding: bool) -> common.Example:
         "OutputPixelOffsets": [-0.5] * 4,
     }
     return fields | ({"RoundingDirection": "INCREASING"} if rounding else {})
+
+
+OPERATOR_FAMILY = Family(
+    ("UPSAMPLE_2D", "RESAMPLE", "RESAMPLE1", "RESAMPLE2", "RESAMPLE3"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

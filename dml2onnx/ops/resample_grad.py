@@ -23,7 +23,7 @@ scales 0.25 to 4, twelve offset pairs; 500 random 1-D to 4-D cases within roundi
   finding, kept on the page's side ("the weighted contributions"): with 4-D tensors scaled along
   the last axis, DirectML's LINEAR sends a non-finite gradient also into the elements around its
   taps that it has weight 0 in (scale 0.25, corners: a NaN at coordinate 0 makes elements 0 to 4
-  NaN); 1-D to 3-D tensors and the other axes keep it in its taps (tests/test_resample_grad.py);
+  NaN); 1-D to 3-D tensors and the other axes keep it in its taps (tests/ops/test_resample_grad.py);
 - FLOAT16 is accumulated in FLOAT32 and converted once, truncated toward zero under lavapipe (one
   FLOAT16 ulp at most; tolerances.resample_grad);
 - Scales must be at least FLT_EPSILON (2**-23; smaller, 0, negative, NaN: E_INVALIDARG), an
@@ -49,13 +49,14 @@ import math
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common, resample
-from .resample import F32, MIN_SCALE, linear_taps, nearest_indices
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common, resample
+from dml2onnx.ops.family import Family
+from dml2onnx.ops.resample import F32, MIN_SCALE, linear_taps, nearest_indices
 
 CANDIDATES = ("gather",)  # choices.py
 ROWS = ("RESAMPLE_GRAD", "RESAMPLE_GRAD1")
@@ -213,7 +214,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, each interpolation mode, the gradient of doubling the last two
+    """onnx_ops: each type, each interpolation mode, the gradient of doubling the last two
     dimensions at pixel centres."""
     out: list[common.Example] = []
     for t in common.example_types(op, IN):
@@ -225,3 +226,6 @@ def examples(op: OperatorSchema) -> list[common.Example]:
             }
             out.append(ex | resample.doubling_at_pixel_centres(rounding=op.name == "RESAMPLE_GRAD1"))
     return out
+
+
+OPERATOR_FAMILY = Family(("RESAMPLE_GRAD", "RESAMPLE_GRAD1"), validate, lower, reference, CANDIDATES, examples=examples)

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("gather",)  # choices.py
 
@@ -84,7 +85,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type with each length type, the page's first example's shapes."""
+    """onnx_ops: each type with each length type, the page's first example's shapes."""
     out: list[common.Example] = []
     for t in common.example_types(op, "InputTensor"):
         for lt in common.example_types(op, "SequenceLengthsTensor"):
@@ -93,3 +94,6 @@ def examples(op: OperatorSchema) -> list[common.Example]:
                 {"InputTensor": x, "SequenceLengthsTensor": common.example_tensor(lt, [1, 1, 3, 1]), "OutputTensor": x, "Axis": 3}
             )
     return out
+
+
+OPERATOR_FAMILY = Family(("REVERSE_SUBSEQUENCES",), validate, lower, reference, CANDIDATES, examples=examples)

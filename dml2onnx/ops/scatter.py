@@ -36,12 +36,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common, gather
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common, gather
+from dml2onnx.ops.family import Family
 
 CANDIDATES = gather.CANDIDATES  # choices.py
 CUDA_ONLY = gather.CUDA_ONLY
@@ -131,7 +132,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each data type with each index type."""
+    """onnx_ops: each data type with each index type."""
     out: list[common.Example] = []
     for t in common.example_types(op, "InputTensor"):
         for index in common.example_types(op, "IndicesTensor"):
@@ -150,3 +151,18 @@ def examples(op: OperatorSchema) -> list[common.Example]:
                 fields |= {"InputDimensionCount": 2, "IndicesDimensionCount": 2}
             out.append({"InputTensor": x, **fields, "OutputTensor": x})
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("SCATTER", "SCATTER_ND"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    cuda_only=CUDA_ONLY,
+    dml_only=DML_ONLY,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

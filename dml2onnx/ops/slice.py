@@ -25,13 +25,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
-from .padding import PAD_TYPES, as_three, check_array_length, concat_blocks, onnx_pad, restore
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
+from dml2onnx.ops.padding import PAD_TYPES, as_three, check_array_length, concat_blocks, onnx_pad, restore
 
 CANDIDATES = ("slice", "concat", "pad")  # choices.py: SLICE and SLICE1 one Slice; SLICE_GRAD's zero fill two ways
 DML_PREFERENCE = ("slice", "pad")  # the DirectML EP maps Slice onto DML_SLICE1, Pad onto DML_PADDING1
@@ -197,7 +198,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type with a strided window (SLICE1 and SLICE_GRAD: also reversed)."""
+    """onnx_ops: each type with a strided window (SLICE1 and SLICE_GRAD: also reversed)."""
     out: list[common.Example] = []
     for t in common.example_types(op, "InputGradientTensor" if op.name == "SLICE_GRAD" else "InputTensor"):
         big, small = common.example_tensor(t, [4, 4]), common.example_tensor(t, [2, 2])
@@ -225,3 +226,16 @@ def examples(op: OperatorSchema) -> list[common.Example]:
             else:
                 out.append({"InputGradientTensor": small, "OutputGradientTensor": big} | window)
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("SLICE", "SLICE1", "SLICE_GRAD"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from . import common, hardmax1, log_softmax1
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common, hardmax1, log_softmax1
+from dml2onnx.ops.family import Family
 
 validate = hardmax1.validate  # same tensor rules, types and axes rules as HARDMAX1
 
@@ -44,3 +45,6 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     shifted, plan = log_softmax1.centered_reference(desc, x)
     e = np.exp(shifted)
     return common.unmerge_reference(e / e.sum(axis=1, keepdims=True), plan).astype(x.dtype)
+
+
+OPERATOR_FAMILY = Family(("ACTIVATION_SOFTMAX1",), validate, lower, reference, CANDIDATES, applies=applies, examples=examples)

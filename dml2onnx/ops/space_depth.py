@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("transpose", "native")  # choices.py
 DML_PREFERENCE = ("native",)  # the DirectML EP maps DepthToSpace / SpaceToDepth onto the operators
@@ -156,7 +157,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, BlockSize 2 (the …1 operators with each Order)."""
+    """onnx_ops: each type, BlockSize 2 (the …1 operators with each Order)."""
     out: list[common.Example] = []
     orders = ("DEPTH_COLUMN_ROW", "COLUMN_ROW_DEPTH") if op.name.endswith("1") else (None,)
     depth, space = [1, 8, 2, 3], [1, 2, 4, 6]
@@ -166,3 +167,16 @@ def examples(op: OperatorSchema) -> list[common.Example]:
             ex = {"InputTensor": common.example_tensor(t, src), "OutputTensor": common.example_tensor(t, dst), "BlockSize": 2}
             out.append(ex | ({"Order": o} if o else {}))
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("SPACE_TO_DEPTH", "SPACE_TO_DEPTH1", "DEPTH_TO_SPACE", "DEPTH_TO_SPACE1"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    dml_preference=DML_PREFERENCE,
+    examples=examples,
+)

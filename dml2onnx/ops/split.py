@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
-from .join import check_parts
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
+from dml2onnx.ops.join import check_parts
 
 CANDIDATES = ("split",)
 
@@ -41,9 +42,12 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> dict[str, np
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, a 4-D input cut into three along axis 1."""
+    """onnx_ops: each type, a 4-D input cut into three along axis 1."""
     out = []
     for t in common.example_types(op, "InputTensor"):
         parts = [common.example_tensor(t, [1, c, 2, 3]) for c in (1, 2, 3)]
         out.append({"InputTensor": common.example_tensor(t, [1, 6, 2, 3]), "OutputCount": 3, "OutputTensors": parts, "Axis": 1})
     return out
+
+
+OPERATOR_FAMILY = Family(("SPLIT",), validate, lower, reference, CANDIDATES, examples=examples)

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("expand", "tile")  # choices.py
 DML_PREFERENCE = ("tile",)
@@ -127,7 +128,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, two dimensions repeated."""
+    """onnx_ops: each type, two dimensions repeated."""
     return [
         {
             "InputTensor": common.example_tensor(t, [1, 2, 3]),
@@ -137,3 +138,8 @@ def examples(op: OperatorSchema) -> list[common.Example]:
         }
         for t in common.example_types(op, "InputTensor")
     ]
+
+
+OPERATOR_FAMILY = Family(
+    ("TILE",), validate, lower, reference, CANDIDATES, choose=choose, dml_preference=DML_PREFERENCE, examples=examples
+)

@@ -75,13 +75,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from ..targets import DML_NODE_DOC
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.graph.targets import DML_NODE_DOC
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("ranked", "guarded", "selection")  # choices.py
 CUDA_ONLY = ("guarded", "selection")
@@ -438,7 +439,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> dict[str, np
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each value type with each index type, K=2 of 8 along the last axis."""
+    """onnx_ops: each value type with each index type, K=2 of 8 along the last axis."""
     out: list[common.Example] = []
     for t in common.example_types(op, "InputTensor"):
         for index in common.example_types(op, "OutputIndexTensor"):
@@ -453,3 +454,16 @@ def examples(op: OperatorSchema) -> list[common.Example]:
                 fields["AxisDirection"] = "INCREASING"
             out.append(fields)
     return out
+
+
+OPERATOR_FAMILY = Family(
+    ("TOP_K", "TOP_K1"),
+    validate,
+    lower,
+    reference,
+    CANDIDATES,
+    applies=applies,
+    choose=choose,
+    cuda_only=CUDA_ONLY,
+    examples=examples,
+)

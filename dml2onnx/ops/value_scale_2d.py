@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import dtypes
-from ..builder import GraphBuilder
-from ..desc import OperatorDesc
-from ..errors import ModelError
-from ..schema import OperatorSchema
-from . import common
+from dml2onnx.core import dtypes
+from dml2onnx.core.desc import OperatorDesc
+from dml2onnx.core.errors import ModelError
+from dml2onnx.core.schema import OperatorSchema
+from dml2onnx.graph.builder import GraphBuilder
+from dml2onnx.ops import common
+from dml2onnx.ops.family import Family
 
 CANDIDATES = ("arithmetic",)  # choices.py
 
@@ -60,7 +61,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """lowered_ops: each type, three channels."""
+    """onnx_ops: each type, three channels."""
     return [
         {
             "InputTensor": common.example_tensor(t, [1, 3, 2, 2]),
@@ -71,3 +72,6 @@ def examples(op: OperatorSchema) -> list[common.Example]:
         }
         for t in common.example_types(op, "InputTensor")
     ]
+
+
+OPERATOR_FAMILY = Family(("VALUE_SCALE_2D",), validate, lower, reference, CANDIDATES, examples=examples)

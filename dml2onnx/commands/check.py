@@ -1,0 +1,121 @@
+"""`dml2onnx check`: every dispatch of a model on each execution provider against the numpy
+reference (max abs/rel error, nodes that left the EP), or the static DirectML EP check."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+import numpy as np
+
+from dml2onnx import lowering
+from dml2onnx.backends import runtime, winhost
+from dml2onnx.core.errors import RuntimeFailure
+from dml2onnx.formats import onnx_dispatchable
+from dml2onnx.formats.dxdispatch import Dispatchable, Model
+from dml2onnx.graph import dml_ep
+from dml2onnx.graph.builder import DEFAULT_OPSET
+from dml2onnx.lowering.tolerances import Comparison, compare, compare_outputs
+from dml2onnx.run.executor import Executor
+
+
+@dataclass
+class Row:
+    dispatch: str
+    ep: str
+    max_abs: float
+    max_rel: float
+    nodes_on_ep: int
+    nodes: int
+    ok: bool
+    failure: str = ""  # the EP could not run the model at all
+    ran: str = "the desc"  # what DirectML's API ran, where no graph's nodes are counted
+
+
+def _fmt(x: float) -> str:
+    return "0" if x == 0 else f"{x:.3g}"
+
+
+def dynamic(model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSET, target: str = "portable") -> bool:
+    """Runs the model on the reference and on each EP; prints one row per dispatch and EP."""
+    quiet = io.StringIO()
+    reference = Executor(model, "reference", opset, quiet, quiet, write_files=False)
+    reference.run()
+    rows: list[Row] = []
+    for ep in eps:
+        ex = Executor(model, ep, opset, quiet, quiet, target, write_files=False)
+        try:
+            ex.run()
+        except RuntimeFailure as e:  # this EP cannot run the model: say why, check the others
+            rows.append(Row("(model)", runtime.label(ep), 0, 0, 0, 0, False, f"cannot run: {e}"))
+            continue
+        for i, ((name, got), (_, want)) in enumerate(zip(ex.results, reference.results, strict=True)):
+            d = model.dispatchables[name]
+            session = ex.sessions[name]
+            if isinstance(session, runtime.Session):
+                total = sum(len(v) for v in session.assignment().values())
+                off = len(session.nodes_off_ep())
+            else:  # DirectML's API executed the desc itself: no graph, no nodes
+                total = off = 0
+            for field, c in _comparisons(d, got, want, ep).items():  # a row per output
+                first = d.desc.output if isinstance(d, Dispatchable) else next(iter(d.outputs))
+                label = f"{i}:{name}" if field == first else f"{i}:{name}.{field}"
+                ran = "the desc" if isinstance(d, Dispatchable) else "the graph"
+                rows.append(Row(label, runtime.label(ep), c.max_abs, c.max_rel, total - off, total, c.ok and off == 0, ran=ran))
+    width = max([len(r.dispatch) for r in rows] + [8])
+    out.write(f"{'dispatch':<{width}}  {'EP':<22} {'max abs':>9} {'max rel':>9}  {'nodes on EP':>11}  result\n")
+    for r in rows:
+        if r.failure:
+            out.write(f"{r.dispatch:<{width}}  {r.ep:<22} {'':>9} {'':>9}  {'':>11}  {r.failure}\n")
+            continue
+        nodes = f"{r.nodes_on_ep}/{r.nodes}" if r.nodes else r.ran
+        out.write(
+            f"{r.dispatch:<{width}}  {r.ep:<22} {_fmt(r.max_abs):>9} {_fmt(r.max_rel):>9}  {nodes:>11}  "
+            f"{'ok' if r.ok else 'MISMATCH'}\n"
+        )
+    if any(not isinstance(d, Dispatchable) and d.reference is None for d in model.dispatchables.values()):
+        out.write("ONNX dispatchables are compared with the CPUExecutionProvider: an ONNX file has no numpy reference\n")
+    bad = [r for r in rows if not r.ok]
+    checks = f"{len(rows)} check{'s' if len(rows) != 1 else ''}"
+    out.write(
+        f"{checks} on {', '.join(runtime.label(e) for e in eps)} against the numpy reference "
+        f"({_versions(eps)}, target {target}): " + ("all match, every node on its EP\n" if not bad else f"{len(bad)} failed\n")
+    )
+    return not bad
+
+
+def _comparisons(d: Any, got: dict[str, np.ndarray], want: dict[str, np.ndarray], ep: str) -> dict[str, Comparison]:
+    """Each output against the reference's: a desc's within tolerances.py, an ONNX graph's
+    within onnx_dispatchable.tolerance (exactly for integers)."""
+    if isinstance(d, Dispatchable):
+        return compare_outputs(d.desc, got, want, ep)
+    return {name: compare(got[name], want[name], onnx_dispatchable.tolerance(want[name])) for name in want}
+
+
+def _versions(eps: list[str]) -> str:
+    """The builds behind the EPs checked: this Python's onnxruntime, and the onnxruntime-directml
+    DLLs that run under Wine for `directml` and (on Linux) `dml`."""
+    under_wine = [ep for ep in eps if ep == runtime.DIRECTML or (ep == "dml" and runtime.wine_dml())]
+    parts = [f"onnxruntime {runtime.version()}"] if len(under_wine) < len(eps) else []
+    if under_wine:
+        parts.append(f"onnxruntime-directml {winhost.ORT_VERSION}'s DLLs under Wine")
+    return ", ".join(parts)
+
+
+def static_dml(model: Model, out: TextIO, opset: int = DEFAULT_OPSET, target: str = "portable") -> bool:
+    """Lowers each dispatchable and lists every node the DirectML EP would not take."""
+    refused = 0
+    for name, d in model.dispatchables.items():  # an ONNX graph as it is
+        graph = lowering.lower(d.desc, name, opset, target) if isinstance(d, Dispatchable) else d.model(opset, target)
+        problems = dml_ep.check(graph)
+        refused += len(problems)
+        verdict = "every node runs on the DirectML EP" if not problems else f"{len(problems)} node(s) refused"
+        out.write(f"{name}: {verdict}\n")
+        for p in problems:
+            out.write(f"  {p}\n")
+    out.write(
+        f"static DirectML EP check (registrations of onnxruntime {dml_ep.SOURCE_VERSION}), target {target}: "
+        + ("passed\n" if not refused else f"{refused} node(s) would not run on the DirectML EP\n")
+    )
+    return refused == 0

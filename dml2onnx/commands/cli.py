@@ -1,0 +1,490 @@
+"""The dml2onnx command line: run, export, check, inspect, bench, capture and ops."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import re
+import stat
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import onnx
+
+from dml2onnx import __version__, lowering
+from dml2onnx.backends import runtime
+from dml2onnx.commands import bench, capture, check, inspection, listing
+from dml2onnx.core import featurelevels, files, limits
+from dml2onnx.core.errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError, one_line
+from dml2onnx.formats import dxdispatch, onnx_dispatchable
+from dml2onnx.graph import dml_ep, targets
+from dml2onnx.graph.builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET
+from dml2onnx.run import compose
+from dml2onnx.run.executor import Executor
+
+_FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
+
+
+def _opset(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not MIN_OPSET <= value <= MAX_OPSET:
+        raise argparse.ArgumentTypeError(f"must be in [{MIN_OPSET}, {MAX_OPSET}]")
+    return value
+
+
+def _bytes(text: str) -> int:
+    units = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
+    t = text.strip().lower().removesuffix("ib").removesuffix("b")
+    try:
+        value = int(t[:-1]) * units[t[-1]] if t and t[-1] in units else int(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (bytes, or with K, M, G, T)") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1 byte")
+    return value
+
+
+def _feature_level(text: str) -> str:
+    try:
+        return featurelevels.parse(text)
+    except UsageError as e:
+        raise argparse.ArgumentTypeError(str(e).removeprefix("--feature-level ")) from None
+
+
+def _common(sub: argparse.ArgumentParser, model: str = "MODEL.json", model_help: str = "a DxDispatch JSON model") -> None:
+    """The model, --max-bytes, --opset, --feature-level and --target that every command takes."""
+    sub.add_argument("model", metavar=model, help=model_help)
+    sub.add_argument(
+        "--max-bytes",
+        type=_bytes,
+        default=limits.DEFAULT_MAX_BYTES,
+        metavar="N",
+        help="refuse any tensor or buffer larger than N bytes (K/M/G suffixes; default 4G, DirectML's buffer limit)",
+    )
+    sub.add_argument(
+        "--opset",
+        type=_opset,
+        default=DEFAULT_OPSET,
+        help=f"ONNX opset of the lowered graphs (default {DEFAULT_OPSET}, {MIN_OPSET}-{MAX_OPSET})",
+    )
+    sub.add_argument(
+        "--feature-level",
+        type=_feature_level,
+        default=featurelevels.NEWEST,
+        metavar="LEVEL",
+        help=f"the DML_FEATURE_LEVEL the descs must be valid for: which operators, data types, dimension counts and "
+        f"options they may use ({', '.join(featurelevels.LEVELS)}; default {featurelevels.NEWEST}, the newest)",
+    )
+    sub.add_argument(
+        "--target",
+        choices=targets.NAMES,
+        default="portable",
+        help="lowering target (default portable: runs without fallback on the CPU, CUDA and DirectML EPs)",
+    )
+
+
+def _free_dims(sub: argparse.ArgumentParser) -> None:
+    """DxDispatch's -f and -F: free dimension overrides of ONNX dispatchables' graph inputs."""
+    sub.add_argument(
+        "-f",
+        "--free-dim-name",
+        action="append",
+        default=[],
+        metavar="NAME:VALUE",
+        help="ONNX dispatchables: set every graph input dimension named NAME to VALUE (repeatable; over the JSON's "
+        "freeDimensionNameOverrides)",
+    )
+    sub.add_argument(
+        "-F",
+        "--free-dim-denotation",
+        action="append",
+        default=[],
+        metavar="DENOTATION:VALUE",
+        help="ONNX dispatchables: set every graph input dimension with this denotation (e.g. DATA_BATCH) to VALUE "
+        "(repeatable; over the JSON's freeDimensionDenotationOverrides)",
+    )
+
+
+def _session_options(sub: argparse.ArgumentParser) -> None:
+    """DxDispatch's -e, -l and -L: the ONNX Runtime session options of ONNX dispatchables."""
+    sub.add_argument(
+        "-e",
+        "--session-config",
+        action="append",
+        default=[],
+        metavar="KEY:VALUE",
+        help="ONNX dispatchables: a SessionOptions config entry (repeatable; over the JSON's sessionOptionsConfigEntries)",
+    )
+    sub.add_argument(
+        "-l",
+        "--graph-optimization-level",
+        type=int,
+        choices=(0, 1, 2, 99),
+        help="ONNX dispatchables: ONNX Runtime's graph optimization level, 0 disabled, 1 basic, 2 extended, 99 all "
+        "(over the JSON's graphOptimizationLevel; default 99)",
+    )
+    sub.add_argument(
+        "-L",
+        "--ort-logging-level",
+        type=int,
+        choices=range(5),
+        metavar="{0-4}",
+        help="ONNX dispatchables: ONNX Runtime's logging level, 0 verbose to 4 fatal (over the JSON's loggingLevel)",
+    )
+
+
+def _load(args: argparse.Namespace) -> dxdispatch.Model:
+    """The model, with the command line's free dimension overrides and session options."""
+    model = dxdispatch.load(args.model, args.feature_level)
+    onnx_dispatchable.apply_command_line(model.dispatchables, args.free_dim_name, args.free_dim_denotation)
+    if hasattr(args, "session_config"):
+        onnx_dispatchable.apply_session_options(
+            model.dispatchables, args.session_config, args.graph_optimization_level, args.ort_logging_level
+        )
+    return model
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="dml2onnx",
+        description="Compile DirectML operator descs (DxDispatch JSON models) to ONNX and run them on ONNX Runtime.",
+        epilog="Exit status: 0 done, 1 runtime failure, 2 invalid model or arguments.",
+    )
+    p.add_argument("--version", action="version", version=f"dml2onnx {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    run = sub.add_parser(
+        "run",
+        help="execute a model's commands (dispatch, print, writeFile)",
+        description="Execute the commands of a DxDispatch model in order. `print` output goes to stdout "
+        "exactly as DxDispatch prints it; progress goes to stderr.",
+    )
+    _common(run)
+    run.add_argument(
+        "--ep",
+        choices=("auto", "cpu", "cuda", "dml", "directml"),
+        default="cpu",
+        help="execution provider (default: cpu); auto picks DirectML, then CUDA, then CPU (on Linux: CUDA, then "
+        "DirectML under Wine, then CPU). GPU EPs run with CPU fallback disabled. dml on Linux: ONNX Runtime's "
+        "DirectML EP under Wine (make dml-setup); directml: DirectML's own API executes each desc and compiles each "
+        "serialized graph (IDMLDevice1::CompileGraph), no ONNX",
+    )
+    _free_dims(run)
+    _session_options(run)
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    run.add_argument("--allow-any-path", action="store_true", help="let writeFile write outside the current folder")
+
+    export = sub.add_parser(
+        "export",
+        help="write one .onnx file per dispatchable",
+        description="Lower every dispatchable of a DxDispatch model and write DIR/<dispatchable>.onnx. "
+        "Inputs are named after the desc's input tensor fields, the output is OutputTensor; an INT4/UINT4 tensor "
+        "(or resource) is int8/uint8 there, one element a byte. An ONNX dispatchable "
+        "is written as its graph, with its free dimension overrides applied.",
+    )
+    _common(export)
+    _free_dims(export)
+    export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder (inside the current one)")
+    export.add_argument("--allow-any-path", action="store_true", help="let -o name a folder outside the current one")
+    export.add_argument(
+        "--functions",
+        action="store_true",
+        help="each DML operator as one model-local ONNX function (domain 'dml', named after the operator type)",
+    )
+    export.add_argument(
+        "--single-graph",
+        action="store_true",
+        help="the whole command list as one graph, DIR/<model>.onnx: resources read before being written are inputs, "
+        "resources printed or written to file are outputs",
+    )
+    export.add_argument(
+        "--buffer-inputs",
+        action="store_true",
+        help="each input as its flat buffer (TotalTensorSizeInBytes worth of elements), the desc's Strides applied "
+        "inside the graph; default: dense inputs of the tensors' logical Sizes (--single-graph always takes the "
+        "resources' flat buffers)",
+    )
+    check = sub.add_parser(
+        "check",
+        help="compare every dispatch on each EP with the numpy reference, or check statically for DirectML",
+        description="Run the model's dispatches on each execution provider (CPU fallback disabled on GPUs) and on "
+        "the numpy reference, and print per dispatch and EP the max abs/rel error and how many nodes ran on that "
+        "EP (an ONNX dispatchable: against the CPU EP). With --static (for --ep dml, without running it): list every "
+        "node of the lowered graphs (and of ONNX dispatchables' graphs) that "
+        "ONNX Runtime's DirectML EP would not take. Exit status 1 on a mismatch or a refused node.",
+    )
+    _common(check)
+    check.add_argument(
+        "--ep",
+        action="append",
+        choices=("cpu", "cuda", "dml", "directml"),
+        help="an EP to check (repeatable; default: every EP present, with dml and directml where make dml-setup "
+        "has set up Wine); directml is DirectML's own API executing the desc or compiling the serialized graph",
+    )
+    check.add_argument("--static", action="store_true", help="no execution: the static DirectML EP check")
+    _free_dims(check)
+    _session_options(check)
+
+    bench = sub.add_parser(
+        "bench",
+        help="time each dispatchable on an EP (io binding), in GB/s and against the copy bandwidth",
+        description="Time each dispatchable with inputs and outputs resident on the EP's device (no host copies in "
+        "the timed loop): median and min over N iterations after warm-up, effective GB/s (bytes read + written "
+        "once), and that as a fraction of the device's copy bandwidth measured in the same run.",
+    )
+    _common(bench)
+    bench.add_argument("--ep", choices=("auto", "cpu", "cuda", "dml"), default="auto", help="execution provider (default auto)")
+    bench.add_argument("-i", "--iterations", type=int, default=100, help="timed iterations (default 100)")
+    bench.add_argument("--json", action="store_true", help="print JSON instead of text lines")
+    _free_dims(bench)
+    _session_options(bench)
+
+    inspect = sub.add_parser(
+        "inspect",
+        help="show a lowered model in Netron (localhost) or as a text table",
+        description="Lower a DxDispatch model (one dispatchable, or the whole command list as one graph) or read an "
+        ".onnx file, and serve it in Netron on localhost, printing the address; --text prints a node table instead "
+        "(node, op, inputs -> outputs with types and shapes, and what each node does for the desc).",
+    )
+    _common(inspect, "MODEL.json|MODEL.onnx", "a DxDispatch JSON model or an ONNX file")
+    inspect.add_argument("--dispatchable", metavar="NAME", help="only this dispatchable (default: all, as one graph)")
+    inspect.add_argument("--text", action="store_true", help="print a node table instead of serving Netron")
+    inspect.add_argument("--port", type=int, default=8080, help="localhost port for Netron (default 8080; 0: any free)")
+    inspect.add_argument("--no-browser", action="store_true", help="serve without opening a web browser")
+    inspect.add_argument("--functions", action="store_true", help="each DML operator as one ONNX function node")
+    _free_dims(inspect)
+
+    capture = sub.add_parser(
+        "capture",
+        help="capture the DirectML graphs ONNX Runtime's DirectML EP runs for an ONNX model",
+        description="Run MODEL.onnx on ONNX Runtime's DirectML EP (under Wine on Linux: make dml-setup) with graph "
+        "serialization on, and write into DIR every partition it compiled (<stem>/Partition_N.bin and its "
+        "constants), the inputs it ran with (inputs/), its outputs there (expected/), the nodes it ran outside any "
+        "partition as ONNX models (outside/), a DxDispatch model <stem>.json that runs them all in order, bound "
+        "by value name, writing each output to <output>.npy in the current folder, and <stem>.lowered.onnx, the whole "
+        "model as DirectML runs it as one ONNX graph with the original inputs and outputs. Inputs not given are generated "
+        "from --seed: floats from a standard normal, integers and booleans 0 or 1. Every input needs a static shape.",
+    )
+    capture.add_argument("model", metavar="MODEL.onnx", help="an ONNX model file")
+    capture.add_argument("-o", "--output", metavar="DIR", required=True, help="the capture folder (new, or empty)")
+    capture.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
+        help="the value of a graph input (repeatable; the others are generated)",
+    )
+    capture.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
+    capture.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    _free_dims(capture)
+
+    ops = sub.add_parser(
+        "ops",
+        help="list every DirectML operator: lowered or not, feature level, data types, ONNX ops",
+        description="List every DirectML operator type (DML_OPERATOR_*, in DML_OPERATOR_TYPE order): whether dml2onnx "
+        "lowers it, the feature level that introduced it, the data types of its doc page's 'Tensor support' table "
+        "(none listed where that table is not recorded yet), and for the lowered ones the ONNX ops of their portable "
+        "lowerings (found by lowering an example desc of each data type with every candidate lowering).",
+    )
+    ops.add_argument("--json", action="store_true", help="print a JSON list of objects (name, supported, introduced, ...)")
+    ops.add_argument("--markdown", action="store_true", help="print the README's overview: operators by feature level")
+    ops.add_argument(
+        "--feature-level",
+        metavar="LEVEL",
+        help=f"only the operators available at this DML_FEATURE_LEVEL, with that level's data types "
+        f"({', '.join(featurelevels.LEVELS)}; default: all, with the newest level's data types)",
+    )
+    return p
+
+
+def _run(args: argparse.Namespace) -> None:
+    model = _load(args)
+    log = io.StringIO() if args.quiet else sys.stderr
+    Executor(model, args.ep, args.opset, sys.stdout, log, args.target, allow_any_path=args.allow_any_path).run()
+
+
+def _check(args: argparse.Namespace) -> int:
+    model = _load(args)
+    if args.static:
+        if args.ep and args.ep != ["dml"]:
+            raise UsageError("--static checks the DirectML EP only: use --ep dml or no --ep")
+        return 0 if check.static_dml(model, sys.stdout, args.opset, args.target) else 1
+    eps = args.ep or runtime.engines()
+    graphs = [d for d in model.dispatchables.values() if isinstance(d, onnx_dispatchable.GraphDispatchable)]
+    if not args.ep and any(d.serialized is None for d in graphs):
+        eps = [ep for ep in eps if ep != runtime.DIRECTML]  # DirectML's API runs descs and its graphs, not ONNX graphs
+    for ep in eps:
+        runtime.resolve(ep)
+    return 0 if check.dynamic(model, eps, sys.stdout, args.opset, args.target) else 1
+
+
+def _refuse_dml_fallback(name: str, model: onnx.ModelProto, target: str) -> None:
+    """A graph lowered for DirectML must not fall back to the CPU there."""
+    problems = dml_ep.check(model)
+    if problems:
+        more = f" (and {len(problems) - 3} more: dml2onnx check --static lists them)" if len(problems) > 3 else ""
+        raise RuntimeFailure(
+            f"'{name}' lowered for target {target} would not run on the DirectML EP: " + "; ".join(problems[:3]) + more
+        )
+
+
+def _export(args: argparse.Namespace) -> None:
+    _check_output_folder(args.output, args.allow_any_path)
+    model = _load(args)
+    bound_for_dml = "dml" in targets.TARGETS[args.target].runs_on
+    # Lower everything before writing anything: a failure leaves the folder untouched.
+    if args.single_graph and args.buffer_inputs:
+        raise UsageError("--buffer-inputs is for one file per dispatchable: --single-graph inputs are already flat resources")
+    if args.single_graph:
+        name = Path(args.model).stem
+        if not _FILE_NAME.match(name):
+            raise UsageError(f"the model's file name '{name}' cannot name an .onnx file: rename it")
+        lowered = {name: compose.single_graph(model, name, args.opset, args.target, args.functions)}
+    else:
+        for name, d in model.dispatchables.items():
+            if not _FILE_NAME.match(name):
+                raise ModelError(d.path, "a dispatchable exported as a file needs a name of letters, digits, '_', '.' and '-'")
+        graphs = {n for n, d in model.dispatchables.items() if isinstance(d, onnx_dispatchable.GraphDispatchable)}
+        if graphs and args.buffer_inputs:
+            raise UsageError(f"--buffer-inputs is for DirectML operator descs: '{min(graphs)}' is an ONNX graph")
+        # An ONNX graph is written as it is (its free dimension overrides applied), not lowered
+        lowered = {
+            name: d.model(args.opset, args.target)
+            if name in graphs
+            else lowering.lower(d.desc, name, args.opset, args.target, buffer_inputs=args.buffer_inputs)
+            for name, d in model.dispatchables.items()
+        }
+        if args.functions:
+            lowered = {name: m if name in graphs else compose.as_function(m) for name, m in lowered.items()}
+    if bound_for_dml:  # an ONNX graph is not lowered for a target: `check --static` checks it
+        for name, m in lowered.items():
+            if not isinstance(model.dispatchables.get(name), onnx_dispatchable.GraphDispatchable):
+                _refuse_dml_fallback(name, m, args.target)
+    out = Path(args.output)
+    paths = {name: out / f"{name}.onnx" for name in lowered}
+    for target in paths.values():  # every file checked before the first is written
+        try:
+            files.writable_target(target, from_model=False)
+        except files.PathRefused as e:
+            raise UsageError(f"-o {files.shown(args.output)}: {e}") from None
+    for name, m in lowered.items():
+        try:
+            files.write_atomic(paths[name], m.SerializeToString(), from_model=False)
+        except files.PathRefused as e:  # the folder changed since the check
+            raise UsageError(f"-o {files.shown(args.output)}: {e}") from None
+        except OSError as e:
+            raise RuntimeFailure(f"-o {files.shown(args.output)}: cannot write {name}.onnx: {e.strerror or e}") from None
+        print(f"{paths[name]}: {_describe(m)}")
+
+
+def _check_output_folder(output: str, allow_any_path: bool) -> None:
+    """`export -o DIR`: a name a folder can have, inside the current folder unless allowed
+    elsewhere, and a folder (or nothing yet) where it points."""
+    try:
+        files.check_name(output, from_model=False)
+        files.refuse_outside(output, allow_any_path)
+    except files.PathRefused as e:
+        raise UsageError(f"-o {e}") from None
+    try:
+        st = os.stat(output)
+    except FileNotFoundError:
+        return
+    except OSError as e:
+        raise UsageError(f"-o {files.shown(output)}: {e.strerror or e}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"-o {files.shown(output)} is {files.kind(st.st_mode)}, not a folder")
+
+
+def _inspect(args: argparse.Namespace) -> None:
+    model, name = inspection.load(
+        args.model,
+        args.dispatchable,
+        args.opset,
+        args.target,
+        args.functions,
+        args.feature_level,
+        (args.free_dim_name, args.free_dim_denotation),
+    )
+    if args.text:
+        inspection.text(model, name, sys.stdout)
+        return
+    if not 0 <= args.port <= 65535:
+        raise UsageError(f"--port must be in [0, 65535], got {args.port}")
+    inspection.serve(model, name, args.port, not args.no_browser)
+    inspection.wait()
+
+
+def _bench(args: argparse.Namespace) -> None:
+    if args.iterations < 1:
+        raise UsageError(f"--iterations must be at least 1, got {args.iterations}")
+    model = _load(args)
+    bench.bench(model, args.ep, args.iterations, sys.stdout, sys.stderr, args.json, args.opset, args.target)
+
+
+def _capture(args: argparse.Namespace) -> None:
+    given = {}
+    for item in args.input:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise UsageError(f"--input {item!r}: expected NAME=FILE.npy")
+        given[name] = Path(path)
+    settings = onnx_dispatchable.command_line_settings(args.free_dim_name, args.free_dim_denotation)
+    log = io.StringIO() if args.quiet else sys.stderr
+    captured = capture.capture(Path(args.model), Path(args.output), given, args.seed, settings, log)
+    for p in captured.partitions:
+        print(f"{p.path}: {len(p.graph.nodes)} nodes" if p.graph else f"{p.path}: dml2onnx cannot read it: {p.problem}")
+    for n in captured.outside:
+        print(f"outside any partition: {n.name or '(unnamed)'} ({n.op_type})")
+    print(f"{captured.model_json}: runs {len(captured.units)} dispatchables (cd {files.shown(captured.folder)} to run it)")
+    if captured.lowered is not None:
+        print(f"{captured.lowered}: the whole model as DirectML runs it, lowered to one ONNX graph")
+
+
+def _ops(args: argparse.Namespace) -> None:
+    level = featurelevels.parse(args.feature_level) if args.feature_level else featurelevels.NEWEST
+    if args.json and args.markdown:
+        raise UsageError("--json and --markdown: pick one")
+    if args.markdown:
+        print(listing.markdown(), end="")
+        return
+    entries = listing.entries(level)
+    if args.json:
+        print(json.dumps([e.as_json() for e in entries], indent=1))
+        return
+    for e in entries:
+        print(listing.text_line(e))
+    lowered = sum(e.supported for e in entries)
+    print(f"{len(entries)} DirectML operators at feature level {level}, {lowered} lowered by dml2onnx")
+
+
+def _describe(m: onnx.ModelProto) -> str:
+    ops = ", ".join(dict.fromkeys(n.op_type for n in m.graph.node))
+    return f"{len(m.graph.node)} nodes ({ops}), opset {m.opset_import[0].version}"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        commands = {
+            "run": _run,
+            "export": _export,
+            "check": _check,
+            "inspect": _inspect,
+            "bench": _bench,
+            "capture": _capture,
+            "ops": _ops,
+        }
+        with limits.bytes_limit(getattr(args, "max_bytes", limits.DEFAULT_MAX_BYTES)):
+            status = commands[args.command](args)
+    except Dml2OnnxError as e:
+        print(f"dml2onnx: error: {one_line(str(e))}", file=sys.stderr)
+        return e.exit_status
+    except KeyboardInterrupt:
+        return 130
+    return status or 0

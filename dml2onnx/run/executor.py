@@ -1,0 +1,261 @@
+"""Executing a DxDispatch model's commands on one ONNX Runtime execution provider."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+import numpy as np
+
+from dml2onnx import lowering
+from dml2onnx.backends import dmlapi, runtime
+from dml2onnx.core import files
+from dml2onnx.core import tensor as packing
+from dml2onnx.core.errors import ModelError, RuntimeFailure, UsageError, format_path
+from dml2onnx.core.files import npy_bytes
+from dml2onnx.core.tensor import read_tensor, write_tensor
+from dml2onnx.formats import images, onnx_dispatchable
+from dml2onnx.formats.dxdispatch import Dispatch, Dispatchable, Model, Print, WriteFile
+from dml2onnx.formats.printing import format_print
+from dml2onnx.graph.builder import DEFAULT_OPSET
+
+
+def _check_target(cmd: WriteFile, allow_any_path: bool) -> None:
+    """A writeFile's target, checked before any command runs: inside the current folder unless
+    allowed elsewhere, and nothing there that only a regular file may replace. An image name
+    needs Pillow (images.py); one DxDispatch does not encode is refused, not written raw."""
+    p = cmd.path + ("targetPath",)
+    images.refuse_other(cmd.target, p, writing=True)
+    if images.is_image(cmd.target):
+        images.pillow(p, "writing")
+    try:
+        files.refuse_outside(cmd.target, allow_any_path)
+        files.writable_target(cmd.target)
+    except files.PathRefused as e:
+        raise ModelError(cmd.path + ("targetPath",), str(e)) from None
+
+
+class _FunctionGraph:
+    """A graph dispatchable run by a function (its numpy reference, DirectML's API), with
+    runtime.Session's run_all."""
+
+    def __init__(self, run: onnx_dispatchable.Reference) -> None:
+        self.run_all = run
+
+
+class Executor:
+    """Runs the commands in order. `ep` is an EP short name, `auto`, or `reference` (numpy)."""
+
+    def __init__(
+        self,
+        model: Model,
+        ep: str = "cpu",
+        opset: int = DEFAULT_OPSET,
+        out: TextIO = sys.stdout,
+        log: TextIO = sys.stderr,
+        target: str = "portable",
+        write_files: bool = True,
+        allow_any_path: bool = False,
+    ) -> None:
+        self.model, self.out, self.log = model, out, log
+        self.write_files = write_files
+        if write_files:  # refused before anything runs or is written
+            for cmd in model.commands:
+                if isinstance(cmd, WriteFile):
+                    _check_target(cmd, allow_any_path)
+        self.ep = ep if ep == "reference" else runtime.resolve(ep)
+        self.opset, self.target = opset, target
+        self.buffers = {name: r.new_buffer() for name, r in model.resources.items()}
+        self.sessions: dict[str, Any] = {}  # runtime.Session, ReferenceSession or dmlapi.DmlApiSession
+        # (dispatchable, {output field: its values}) per dispatch
+        self.results: list[tuple[str, dict[str, np.ndarray]]] = []
+        self.emitted: list[tuple[str, np.ndarray]] = []  # (resource, whole buffer) per print/writeFile
+        self.shapes: dict[str, tuple[int, ...]] = {}  # a deferred resource's: its output's last shape
+        self.plans: dict[int, list[onnx_dispatchable.Planned]] = {}  # id(dispatch of an ONNX graph) -> its tensors
+        # Tensors bound at initialization (OWNED_BY_DML) take the resources' initial contents.
+        self.init_values = {
+            (d.name, point): read_tensor(self.buffers[b.resource], b.offset, d.desc.tensor(point))
+            for d in model.dispatchables.values()
+            if isinstance(d, Dispatchable)
+            for point, b in d.init_bindings.items()
+        }
+
+    @property
+    def ep_name(self) -> str:
+        return runtime.label(self.ep)
+
+    def session(self, name: str) -> Any:
+        if name not in self.sessions:
+            d = self.model.dispatchables[name]
+            if not isinstance(d, Dispatchable):
+                self.sessions[name] = self._graph_session(d)
+            elif self.ep == "reference":
+                self.sessions[name] = runtime.ReferenceSession(name, d.desc)
+            elif self.ep == runtime.DIRECTML:
+                self.sessions[name] = dmlapi.DmlApiSession(name, d.desc, runtime.DIRECTML)
+            else:
+                model = lowering.lower(d.desc, name, self.opset, self.target)
+                self.sessions[name] = runtime.create(model, name, self.ep)
+        return self.sessions[name]
+
+    def _graph_session(self, d: onnx_dispatchable.GraphDispatchable) -> runtime.Session:
+        """A graph's session: on the EP; for `reference`, its numpy reference where it has one (a
+        serialized graph's descs), else the CPU EP (`check` says so: an ONNX file has none)."""
+        if self.ep == runtime.DIRECTML:
+            graph = d.serialized
+            if graph is None:
+                raise UsageError(
+                    f"dispatchable '{d.name}' is an ONNX graph: --ep directml runs DirectML's descs and serialized "
+                    "graphs through DirectML's own API; use --ep dml (ONNX Runtime's DirectML EP) for ONNX graphs"
+                )
+            return _FunctionGraph(lambda feeds: dmlapi.execute_graph(graph, feeds, name=d.name))
+        if self.ep == "reference" and d.reference is not None:
+            return _FunctionGraph(d.reference)
+        configure = None if d.settings.default_session else d.settings.configure
+        return runtime.create(d.model(self.opset, self.target), d.name, "cpu" if self.ep == "reference" else self.ep, configure)
+
+    def plan(self, cmd: Dispatch) -> list[onnx_dispatchable.Planned]:
+        """An ONNX graph dispatch's tensors and shapes (checked once, before any command runs)."""
+        if id(cmd) not in self.plans:
+            d = self.model.dispatchables[cmd.dispatchable]
+            assert not isinstance(d, Dispatchable)
+            self.plans[id(cmd)] = onnx_dispatchable.plan(d, cmd.bindings, self.model.resources)
+        return self.plans[id(cmd)]
+
+    def run(self) -> None:
+        for cmd in self.model.commands:  # ONNX graphs' bindings: checked once overrides are known
+            if isinstance(cmd, Dispatch) and not isinstance(self.model.dispatchables[cmd.dispatchable], Dispatchable):
+                self.plan(cmd)
+        self.log.write(f"dml2onnx: running '{self.model.path}' on {self.ep_name}\n")
+        # Compile every dispatched operator first, as DxDispatch initializes them up front.
+        for cmd in self.model.commands:
+            if isinstance(cmd, Dispatch):
+                self.session(cmd.dispatchable)
+        for cmd in self.model.commands:
+            if isinstance(cmd, Dispatch):
+                self.dispatch(cmd)
+            elif isinstance(cmd, Print):
+                self.print(cmd)
+            else:
+                self.write_file(cmd)
+
+    def inputs(self, cmd: Dispatch) -> dict[str, np.ndarray]:
+        d = self.model.dispatchables[cmd.dispatchable]
+        if not isinstance(d, Dispatchable):
+            return {
+                p.tensor.name: onnx_dispatchable.read_input(self.buffers[p.binding.resource], p)
+                for p in self.plan(cmd)
+                if p.tensor.name in d.inputs and p.binding is not None
+            }
+        feeds = {}
+        for point in lowering.input_names(d.desc):
+            b, initial = cmd.binding(point, d)
+            feeds[point] = (
+                self.init_values[(d.name, point)]
+                if initial
+                else read_tensor(self.buffers[b.resource], b.offset, d.desc.tensor(point))
+            )
+        return feeds
+
+    def dispatch(self, cmd: Dispatch) -> None:
+        session = self.session(cmd.dispatchable)
+        feeds = self.inputs(cmd)
+        d = self.model.dispatchables[cmd.dispatchable]
+        start = time.perf_counter()
+        if self.ep == runtime.DIRECTML and isinstance(d, Dispatchable):
+            values = session.run_all(feeds, self.output_bytes(cmd, d))
+        else:
+            values = session.run_all(feeds)
+        ms = (time.perf_counter() - start) * 1e3
+        if isinstance(d, Dispatchable):
+            result = lowering.by_field(d.desc, values)
+            for field, value in result.items():  # in struct order, as DirectML writes its outputs
+                out, _ = cmd.binding(field, d)
+                write_tensor(self.buffers[out.resource], out.offset, d.desc.tensor(field), value)
+        else:
+            result = values
+            self._write_outputs(cmd, values)
+        self.results.append((cmd.dispatchable, result))
+        self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iteration, {ms:.4f} ms ({self.ep_name})\n")
+
+    def output_bytes(self, cmd: Dispatch, d: Dispatchable) -> dict[str, bytes]:
+        """Each output's bound bytes now (TotalTensorSizeInBytes from the binding's offset): DirectML's
+        API writes into them, so what it leaves unwritten keeps the resource's contents."""
+        out = {}
+        for field in d.desc.outputs:
+            b, _ = cmd.binding(field, d)
+            size = d.desc.tensor(field).size_in_bytes
+            out[field] = bytes(self.buffers[b.resource][b.offset : b.offset + size])
+        return out
+
+    def _write_outputs(self, cmd: Dispatch, values: dict[str, np.ndarray]) -> None:
+        """An ONNX graph's outputs into their resources, from the first byte, in graph order; a
+        deferred resource becomes the output (its size and shape)."""
+        for p in self.plan(cmd):
+            if p.binding is None or p.tensor.name not in values:  # an input, or an output left unbound
+                continue
+            value = values[p.tensor.name]
+            if p.shape is not None and value.shape != p.shape:
+                raise ModelError(
+                    p.binding.path, f"output '{p.tensor.name}' has shape {list(value.shape)} when run, not {list(p.shape)}"
+                )
+            data = np.ascontiguousarray(value).tobytes()
+            if self.model.resources[p.binding.resource].deferred:
+                self.buffers[p.binding.resource] = bytearray(data)
+                self.shapes[p.binding.resource] = tuple(value.shape)
+            else:
+                self.buffers[p.binding.resource][: len(data)] = data
+
+    def _length(self, name: str) -> int:
+        """Elements of its data type in the whole buffer (a deferred one's: its output's)."""
+        res = self.model.resources[name]
+        assert res.data_type is not None
+        return len(self.buffers[name]) * 8 // res.data_type.element_bits if res.deferred else res.length
+
+    def resource_values(self, name: str, count: int | None = None) -> np.ndarray:
+        res = self.model.resources[name]
+        assert res.data_type is not None
+        if count is None:  # DxDispatch prints a deferred resource whole
+            count = self._length(name) if res.deferred else res.print_count
+        if res.data_type.is_packed:  # one value per element
+            return packing.unpack(self.buffers[name], count, res.data_type)
+        return np.frombuffer(self.buffers[name], dtype=res.data_type.numpy, count=count)
+
+    def snapshot(self, name: str) -> None:
+        res = self.model.resources[name]
+        if res.data_type is not None:
+            self.emitted.append((name, self.resource_values(name, self._length(name)).copy()))
+
+    def print(self, cmd: Print) -> None:
+        self.snapshot(cmd.resource)
+        self.out.write(format_print(cmd.resource, self.resource_values(cmd.resource), cmd.verbose))
+        self.out.flush()
+
+    def write_file(self, cmd: WriteFile) -> None:
+        self.snapshot(cmd.resource)
+        if not self.write_files:
+            return
+        res = self.model.resources[cmd.resource]
+        target = Path(cmd.target)
+        if target.suffix.lower() == ".npy":
+            assert res.data_type is not None
+            shape = self.shapes.get(cmd.resource) or (cmd.dimensions if cmd.dimensions is not None else (res.length,))
+            values = self.resource_values(cmd.resource, int(np.prod(shape, dtype=np.int64)))
+            descr = values.dtype.newbyteorder("<").str
+            data = npy_bytes(values.astype(descr).tobytes(), descr, tuple(shape))
+        elif images.is_image(target):  # dxdispatch.py checked the type and dimensions
+            assert res.data_type is not None
+            data = images.encode(self.buffers[cmd.resource], res.data_type, cmd.dimensions, cmd.target, cmd.path)
+        else:
+            data = bytes(self.buffers[cmd.resource])
+        try:
+            written = files.write_atomic(target, data)
+        except files.PathRefused as e:  # the file changed since the check before the run
+            raise ModelError(cmd.path + ("targetPath",), str(e)) from None
+        except OSError as e:
+            raise RuntimeFailure(
+                f"{format_path(cmd.path + ('targetPath',))}: cannot write {files.shown(target)}: {e.strerror or e}"
+            ) from None
+        self.log.write(f"Resource '{cmd.resource}' written to '{written}'\n")

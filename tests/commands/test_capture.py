@@ -1,0 +1,203 @@
+"""`dml2onnx capture`: what ONNX Runtime's DirectML EP writes for real networks (dml2onnx/cases/corpus.py),
+read back, run as the DxDispatch model capture writes, and compared with the original model."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+from dml2onnx.backends import dmlapi, winhost
+from dml2onnx.cases import corpus as networks
+from dml2onnx.commands import capture
+from dml2onnx.formats import serialized_graph
+from support import run_cli
+
+live = pytest.mark.skipif(
+    not winhost.available(),
+    reason=f"the DirectML EP under Wine is not set up ({winhost.missing()}): `make dml-setup` installs it",
+)
+
+
+def _small_model(path: Path, dims: list[int | str], extra: list | None = None) -> Path:
+    """Relu, then `extra`, then Neg: a model the DirectML EP compiles into one partition (or more)."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu0"), *(extra or [])]
+    last = nodes[-1].output[0]
+    nodes.append(helper.make_node("Neg", [last], ["y"], name="neg1"))
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, dims)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"] if extra else dims)],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    onnx.save(model, str(path))
+    return path
+
+
+def _original(model: Path, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    session = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(names, inputs), strict=True))
+
+
+def _chain(folder: Path, json_name: str, ep: str) -> None:
+    """Runs the capture's DxDispatch model in its folder (its writeFile targets land there)."""
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        status, _, err = run_cli(*["run", json_name, "--ep", ep, "-q"])
+    finally:
+        os.chdir(here)
+    assert status == 0, err
+
+
+def _assert_matches(got: np.ndarray, want: np.ndarray, what: str) -> None:
+    """Whole networks through different kernels: within 1e-4 of the output's scale in FLOAT32,
+    1e-2 in FLOAT16 (a few FLOAT16 ulps at 1), and the same non-finite values."""
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got.dtype, got.shape, want.dtype, want.shape)
+    g, w = got.astype(np.float64), want.astype(np.float64)
+    assert np.array_equal(np.isnan(g), np.isnan(w)), what
+    finite = np.isfinite(w)
+    assert np.array_equal(g[~finite], w[~finite]), what
+    scale = max(1.0, float(np.max(np.abs(w[finite]), initial=0)))
+    limit = (1e-2 if want.dtype == np.float16 else 1e-4) * scale if want.dtype.kind == "f" else 0
+    err = float(np.max(np.abs(g[finite] - w[finite]), initial=0))
+    assert err <= limit, f"{what}: max abs error {err} over {limit}"
+
+
+# -- without Wine ---------------------------------------------------------------------------------------
+
+
+def test_outside_nodes_are_those_no_partition_walks_back_to() -> None:
+    a = helper.make_node("Relu", ["x"], ["a"], name="first")
+    lstm = helper.make_node("LSTM", ["a", "w", "r"], ["h"], name="lstm", hidden_size=2)
+    b = helper.make_node("Tanh", ["h"], ["b"], name="tanh")
+    c = helper.make_node("Add", ["b", "k"], ["y"], name="add")
+    graph = helper.make_graph([a, lstm, b, c], "g", [], [])
+    model = helper.make_model(graph)
+    parts = [
+        capture.Partition(0, Path("p0"), ("x",), ("a",)),
+        capture.Partition(1, Path("p1"), ("h",), ("y",)),
+    ]
+    assert [n.name for n in capture.outside_nodes(model, parts)] == ["lstm"]
+    assert [n.name for n in capture.outside_nodes(model, parts[:1])] == ["lstm", "tanh", "add"]
+
+
+def test_file_names_of_values() -> None:
+    assert capture.file_names(["a/b", "a_b", "A_B", "c"]) == {"a/b": "a_b", "a_b": "a_b#2", "A_B": "A_B#3", "c": "c"}
+    assert capture.file_name("/lstm/LSTM_output_0") == "_lstm_LSTM_output_0"
+    assert capture.file_name("..hidden") == "hidden"
+    assert capture.file_name("a b:c") == "a_b_c"
+
+
+def test_refusals_before_anything_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(winhost, "missing", lambda: None)  # the checks below come first
+    dynamic = _small_model(tmp_path / "dynamic.onnx", ["batch", 3])
+    status, _, err = run_cli(*["capture", str(dynamic), "-o", str(tmp_path / "out")])
+    assert status == 2 and "input 'x' is FLOAT[batch,3]: capture needs static shapes (-f batch:N" in err, err
+    not_onnx = tmp_path / "not.onnx"
+    not_onnx.write_bytes(b"\x00\x01garbage")
+    status, _, err = run_cli(*["capture", str(not_onnx), "-o", str(tmp_path / "out")])
+    assert status == 2 and "is not an ONNX model" in err, err
+    fixed = _small_model(tmp_path / "fixed.onnx", [2, 3])
+    np.save(tmp_path / "wrong.npy", np.zeros((3, 3), np.float32))
+    status, _, err = run_cli(*["capture", str(fixed), "-o", str(tmp_path / "out"), "--input", f"x={tmp_path / 'wrong.npy'}"])
+    assert status == 2 and "float32[3, 3], the model wants float32[2, 3]" in err, err
+    status, _, err = run_cli(*["capture", str(fixed), "-o", str(tmp_path / "out"), "--input", "z=a.npy"])
+    assert status == 2 and "--input z: the model has no such input (it has: x)" in err, err
+    status, _, err = run_cli(*["capture", str(fixed), "-o", str(tmp_path / "out"), "--input", "x"])
+    assert status == 2 and "expected NAME=FILE.npy" in err, err
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "keep.txt").write_text("mine")
+    status, _, err = run_cli(*["capture", str(fixed), "-o", str(tmp_path / "full")])
+    assert status == 2 and "exists and is not an empty folder" in err, err
+    assert not (tmp_path / "out").exists() and os.listdir(tmp_path / "full") == ["keep.txt"]
+
+
+def test_without_wine_the_error_says_how_to_set_it_up(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(winhost, "missing", lambda: "'wine' is not installed")
+    status, _, err = run_cli(*["capture", str(_small_model(tmp_path / "m.onnx", [2])), "-o", str(tmp_path / "out")])
+    assert status == 1 and "'wine' is not installed" in err and "make dml-setup" in err, err
+    assert not (tmp_path / "out").exists()
+
+
+# -- the DirectML EP under Wine --------------------------------------------------------------------------
+
+
+@live
+def test_lstm_and_gru_run_outside_the_partitions_and_the_chain_matches(tmp_path: Path) -> None:
+    model = networks.EXPORTED / "lstm_gru.onnx"
+    status, out, err = run_cli(*["capture", str(model), "-o", str(tmp_path / "cap")])
+    assert status == 0, err
+    folder = tmp_path / "cap"
+    assert sorted(p.name for p in (folder / "lstm_gru").glob("Partition_*.bin")) == [f"Partition_{i}.bin" for i in range(3)]
+    assert "outside any partition: /lstm/LSTM (LSTM)" in out and "outside any partition: /gru/GRU (GRU)" in out
+    assert sorted(p.name for p in (folder / "outside").iterdir()) == ["_gru_GRU.onnx", "_lstm_LSTM.onnx"]
+    assert "capture: Partition_2: 1 inputs, 1 outputs, 8 nodes" in err
+    inputs = {"sequence": np.load(folder / "inputs" / "sequence.npy")}
+    want = _original(model, inputs)["scores"]
+    _assert_matches(np.load(folder / "expected" / "scores.npy"), want, "the DirectML EP's own output")
+    _chain(folder, "lstm_gru.json", "cpu")
+    _assert_matches(np.load(folder / "scores.npy"), want, "the captured chain on the CPU EP")
+    assert f"{folder / 'lstm_gru.lowered.onnx'}: the whole model as DirectML runs it" in out
+    rng = np.random.default_rng(4)
+    for p in sorted((folder / "lstm_gru").glob("Partition_*.bin")):  # DirectML compiling each, beside the reference
+        graph = serialized_graph.load(p)
+        feeds = {n: rng.standard_normal(t.sizes).astype(np.float32) for n, t in graph.inputs.items()}
+        got, ref = dmlapi.execute_graph(graph, feeds), serialized_graph.reference(graph, feeds)
+        for name, value in ref.items():
+            np.testing.assert_allclose(got[name], value, rtol=1e-5, atol=1e-6, err_msg=f"{p.name}: {name}")
+    _assert_matches(_original(folder / "lstm_gru.lowered.onnx", inputs)["scores"], want, "the whole lowered model")
+
+
+@live
+def test_given_inputs_are_used_and_written(tmp_path: Path) -> None:
+    model = _small_model(tmp_path / "small.onnx", [2, 3])
+    x = np.array([[1.5, -2, 3], [-4, 5, -6]], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    status, _, err = run_cli(*["capture", str(model), "-o", str(tmp_path / "cap"), "--input", f"x={tmp_path / 'x.npy'}", "-q"])
+    assert status == 0 and err == "", err
+    assert np.array_equal(np.load(tmp_path / "cap" / "inputs" / "x.npy"), x)
+    assert np.array_equal(np.load(tmp_path / "cap" / "expected" / "y.npy"), -np.maximum(x, 0))
+
+
+@live
+def test_a_node_the_directml_ep_does_not_take_is_named_and_nothing_is_written(tmp_path: Path) -> None:
+    unique = helper.make_node("Unique", ["r"], ["u"], name="my_unique", sorted=1)
+    model = _small_model(tmp_path / "cpu_node.onnx", [6], extra=[unique])
+    status, _, err = run_cli(*["capture", str(model), "-o", str(tmp_path / "cap")])
+    assert status == 1 and "ONNX Runtime gives my_unique (Unique) to the CPU EP" in err, err
+    assert not (tmp_path / "cap").exists() and [p.name for p in tmp_path.iterdir()] == ["cpu_node.onnx"]
+
+
+# -- the corpus ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.dml
+@live
+@pytest.mark.parametrize("name", networks.NAMES)
+def test_corpus_network_captured_read_and_matched(name: str, tmp_path: Path) -> None:
+    model = networks.network(name, tmp_path / "model")
+    result = capture.capture(model, tmp_path / "cap", {}, 0, capture.SessionSettings(), io.StringIO())
+    unread = [f"{p.name}: {p.problem}" for p in result.partitions if p.graph is None]
+    assert not unread, unread
+    want = _original(model, result.inputs)
+    for output, value in want.items():
+        _assert_matches(result.outputs[output], value, f"{name}: {output} on the DirectML EP")
+    assert result.lowered is not None
+    lowered = _original(result.lowered, result.inputs)
+    for output, value in want.items():
+        _assert_matches(lowered[output], value, f"{name}: {output} of the whole lowered model on the CPU EP")
+    # DirectML's API compiles each partition itself; ONNX graphs (the nodes outside) it does not run
+    for ep in ("cpu", "dml") if result.outside else ("cpu", "dml", "directml"):
+        _chain(result.folder, result.model_json.name, ep)
+        for output, value in want.items():
+            got = np.load(result.folder / f"{capture.file_name(output)}.npy")
+            _assert_matches(got.astype(value.dtype) if value.dtype == np.bool_ else got, value, f"{name}: {output} on {ep}")

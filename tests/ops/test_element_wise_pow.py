@@ -1,0 +1,403 @@
+"""ELEMENT_WISE_POW and ELEMENT_WISE_CONSTANT_POW (dml2onnx/ops/element_wise_pow.py): by hand, what
+DirectML's own API computed (floats' special cases, integer wrapping and saturation, ScaleBias on
+both of POW's inputs), the `dml` target's nodes, validation, and properties over random shapes,
+types and special values against the numpy reference. The matrix (dml2onnx/cases/element_wise_pow.py)
+runs them on every EP present and through DirectML's API."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dml2onnx import lowering
+from dml2onnx.backends import dmlapi, winhost
+from dml2onnx.core import operator_table
+from dml2onnx.core.errors import format_path
+from dml2onnx.graph import dml_ep
+from dml2onnx.ops import element_wise_pow, registry
+from strategies import SEEDS, shapes, with_specials
+from support import EPS, assert_matches_reference, lowered_and_reference, make_desc, mismatches, refusal, tensor
+
+live = pytest.mark.skipif(dmlapi.missing() is not None, reason="DirectML's API under Wine is not set up (make dml-setup)")
+
+NAN, INF = float("nan"), float("inf")
+
+
+def pow_fields(dtype: str, shape: tuple[int, ...] | list[int], **extra: Any) -> dict[str, Any]:
+    return {n: tensor(dtype, shape) for n in ("InputTensor", "ExponentTensor", "OutputTensor")} | extra
+
+
+def power(dtype: str, x: list[Any], e: list[Any], **extra: Any) -> tuple[np.ndarray, np.ndarray]:
+    a, b = np.array(x, dtype=dtype.lower()), np.array(e, dtype=dtype.lower())
+    return lowered_and_reference(
+        "cpu", "ELEMENT_WISE_POW", pow_fields(dtype, a.shape, **extra), {"InputTensor": a, "ExponentTensor": b}
+    )
+
+
+def constant_power(dtype: str, x: list[float], exponent: float, **extra: Any) -> tuple[np.ndarray, np.ndarray]:
+    a = np.array(x, dtype=dtype.lower())
+    fields = {"InputTensor": tensor(dtype, a.shape), "OutputTensor": tensor(dtype, a.shape), "Exponent": exponent, **extra}
+    return lowered_and_reference("cpu", "ELEMENT_WISE_CONSTANT_POW", fields, {"InputTensor": a})
+
+
+def same_bits(got: np.ndarray, want: list[float]) -> bool:
+    """Equal values, NaN for NaN, and the same sign of zero."""
+    w = np.array(want, dtype=got.dtype)
+    return bool(np.all(((got == w) & (np.signbit(got) == np.signbit(w))) | (np.isnan(got) & np.isnan(w))))
+
+
+# -- by hand: what DirectML's API computed (onnxruntime-directml 1.24.4 under Wine) ----------------
+
+# (x, e, DirectML's x ** e) where IEEE's pow (numpy, ONNX Runtime's Pow) differs, and some where it agrees
+FLOAT_SPECIALS = [
+    (0.0, 0.0, 0.0),  # IEEE 1: a zero base gives +0 for every exponent
+    (-0.0, 0.0, 0.0),
+    (0.0, -1.0, 0.0),  # IEEE inf
+    (-0.0, -3.0, 0.0),  # IEEE -inf
+    (-0.0, 3.0, 0.0),  # IEEE -0
+    (0.0, NAN, 0.0),
+    (0.0, -INF, 0.0),
+    (1.0, INF, NAN),  # IEEE 1: e * log|x| = inf * 0 is NaN
+    (1.0, NAN, NAN),
+    (INF, 0.0, NAN),
+    (NAN, 0.0, NAN),
+    (-INF, 0.0, NAN),
+    (-1.0, INF, NAN),  # a negative base needs a finite integer exponent
+    (-2.0, -INF, NAN),
+    (-INF, 0.5, NAN),  # IEEE inf
+    (-8.0, 1.0 / 3.0, NAN),
+    (-1.0, 1e10, -1.0),  # even, but >= 2**31: INT32 2**31 - 1 after Direct3D's saturating conversion, odd
+    (-2.0, 2.0**31, -INF),
+    (-0.5, 1e10, -0.0),
+    (-1.0, -1e10, 1.0),  # <= -2**31: INT32's minimum, even
+    (-1.0, 16777215.0, -1.0),
+    (-2.0, 3.0, -8.0),
+    (-2.0, -1.0, -0.5),
+    (2.0, 0.5, 1.4142135),
+    (INF, -1.0, 0.0),
+    (-INF, 3.0, -INF),
+    (-INF, -1.0, -0.0),
+    (0.5, INF, 0.0),
+    (2.0, -INF, 0.0),
+    (NAN, 1.0, NAN),
+    (9.0, 3.0, 729.0),  # DirectML: 729.0002 (exp2/log2-like), within tolerances.py
+]
+
+
+@pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16"])
+def test_float_special_cases_as_directml(dtype: str) -> None:
+    x, e, want = zip(*FLOAT_SPECIALS, strict=True)
+    if dtype == "FLOAT16":  # beyond FLOAT16: 1e10 and 2**31 are inf, 16777215 is 16777216
+        keep = [i for i, v in enumerate(e) if abs(v) < 6e4 or not np.isfinite(v)]
+        x, e, want = ([s[i] for i in keep] for s in (x, e, want))
+    got, ref = power(dtype, list(x), list(e))
+    assert same_bits(ref, list(want)), ref
+    assert same_bits(got, list(want)), got
+
+
+def test_float16_results_past_its_range_are_infinite() -> None:
+    """inf as DirectML's FLOAT16 POW gives it; the lowering makes it in FLOAT16 arithmetic, since
+    the DirectML EP's Cast FLOAT32 -> FLOAT16 saturates at 65504."""
+    got, ref = power("FLOAT16", [6e4, -300.0, 255.0, 2.0, -2.0], [2.0, 3.0, 2.0, 16.0, 15.0])
+    want = [INF, -INF, 65024.0, INF, -32768.0]
+    assert same_bits(ref, want) and same_bits(got, want), got
+
+
+@pytest.mark.parametrize(
+    ("exponent", "want"),
+    [
+        (2.0, [0.0, 0.0, 4.0, 4.0, INF, INF, NAN, 1.0]),
+        (3.0, [0.0, 0.0, 8.0, -8.0, INF, -INF, NAN, 1.0]),
+        (0.5, [0.0, 0.0, 1.4142135, NAN, INF, NAN, NAN, 1.0]),
+        (-1.0, [0.0, 0.0, 0.5, -0.5, 0.0, -0.0, NAN, 1.0]),
+        (0.0, [0.0, 0.0, 1.0, 1.0, NAN, NAN, NAN, 1.0]),
+        (INF, [0.0, 0.0, INF, NAN, INF, NAN, NAN, NAN]),
+        (-INF, [0.0, 0.0, 0.0, NAN, 0.0, NAN, NAN, NAN]),
+        (NAN, [0.0, 0.0, NAN, NAN, NAN, NAN, NAN, NAN]),
+        (2.0**31, [0.0, 0.0, INF, -INF, INF, -INF, NAN, 1.0]),
+    ],
+)
+def test_constant_pow_as_directml(exponent: float, want: list[float]) -> None:
+    x = [0.0, -0.0, 2.0, -2.0, INF, -INF, NAN, 1.0]
+    got, ref = constant_power("FLOAT32", x, exponent)
+    assert same_bits(ref, want), ref
+    assert same_bits(got, want), got
+
+
+@pytest.mark.parametrize(
+    ("dtype", "x", "e", "want"),
+    [
+        # x ** e modulo 2**32; 0**0 = 1; e < 0: 1 / x**|e| truncated (0**-1 = 0)
+        (
+            "INT32",
+            [2, 2, 3, 3, 0, 0, 1, -1, -1, 2, -2147483648],
+            [31, 32, 20, 30, 0, -1, -7, -3, -2147483648, -1, 2],
+            [-2147483648, 0, -808182895, -1010140999, 1, 0, 1, -1, 1, 0, 0],
+        ),
+        ("UINT32", [2, 3, 65535, 4294967295], [31, 30, 2, 4294967295], [2147483648, 3284826297, 4294836225, 4294967295]),
+        # 8/16 bits: the same 32-bit result, saturated
+        ("INT8", [2, 2, 2, -2, 3, -128, 127], [7, 31, 32, 7, 30, 2, 3], [127, -128, 0, -128, -128, 127, 127]),
+        ("INT16", [2, -2, -32768, 3], [15, 15, 2, 31], [32767, -32768, 32767, 32767]),
+        ("UINT8", [2, 2, 16, 3, 0], [8, 32, 2, 5, 0], [255, 0, 255, 243, 1]),
+        ("UINT16", [2, 65535, 10], [16, 2, 32], [65535, 65535, 0]),
+    ],
+)
+def test_integer_powers_as_directml(dtype: str, x: list[int], e: list[int], want: list[int]) -> None:
+    got, ref = power(dtype, x, e)
+    assert got.tolist() == ref.tolist() == want
+
+
+def test_scale_bias_applies_to_the_exponent_too() -> None:
+    """pow(x * Scale + Bias, e * Scale + Bias): DirectML gave 27 = 3**3 for x = 1, e = 1."""
+    got, ref = power("FLOAT32", [1, 2, 3, 4], [1, 1, 2, 0.5], ScaleBias={"Scale": 2, "Bias": 1})
+    np.testing.assert_allclose(ref, [27, 125, 16807, 81])
+    np.testing.assert_allclose(got, ref, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "x", "e", "sb", "want"),
+    [
+        # g(x) saturates to 32 bits, not to the type: UINT8 128 * 2 = 256, and 256**8 = 0 (not 255**8 -> 255)
+        ("UINT8", [128, 128, 64, 3], [4, 2, 8, 1], (2.0, 0.0), [0, 0, 0, 36]),
+        # INT8: g(127) = -316, g(-2) = 5: (-316)**5 modulo 2**32 is positive, saturated to 127
+        ("INT8", [127, -128, 1], [-2, -3, 1], (-2.5, 0.75), [127, 0, -1]),
+        ("INT32", [1, 2, 100], [1, 1, 5], (-2.5, 0.75), [-1, 0, 0]),
+    ],
+)
+def test_integer_scale_bias_in_32_bits(dtype: str, x: list[int], e: list[int], sb: tuple[float, float], want: list[int]) -> None:
+    got, ref = power(dtype, x, e, ScaleBias={"Scale": sb[0], "Bias": sb[1]})
+    assert got.tolist() == ref.tolist() == want
+
+
+# -- targets ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"])
+def test_portable_graphs_run_on_the_directml_ep(dtype: str) -> None:
+    for target in ("portable", "dml"):
+        model = lowering.lower(make_desc("ELEMENT_WISE_POW", pow_fields(dtype, [2, 3])), "t", target=target)
+        assert dml_ep.check(model) == []
+        assert "Where" not in {n.op_type for n in model.graph.node} or dtype.startswith(("FLOAT", "INT"))
+
+
+def test_dml_target_emits_the_pow_node() -> None:
+    """The DirectML EP maps Pow back onto POW, and onto CONSTANT_POW when the exponent is a
+    one-element constant (DmlOperatorElementWise.cpp); types it has no Pow for, and ScaleBias,
+    keep the portable graph."""
+    nodes = lambda op, fields: [n.op_type for n in lowering.lower(make_desc(op, fields), "t", target="dml").graph.node]  # noqa: E731
+    for dtype in ("FLOAT32", "FLOAT16", "INT32"):
+        assert nodes("ELEMENT_WISE_POW", pow_fields(dtype, [4])) == ["Pow"]
+    for dtype in ("FLOAT32", "FLOAT16"):
+        fields = {"InputTensor": tensor(dtype, [4]), "OutputTensor": tensor(dtype, [4]), "Exponent": 0.5}
+        model = lowering.lower(make_desc("ELEMENT_WISE_CONSTANT_POW", fields), "t", target="dml")
+        assert [n.op_type for n in model.graph.node] == ["Pow"] and len(model.graph.initializer) == 1
+    assert len(nodes("ELEMENT_WISE_POW", pow_fields("INT8", [4]))) > 1
+    assert len(nodes("ELEMENT_WISE_POW", pow_fields("FLOAT32", [4], ScaleBias={"Scale": 2, "Bias": 0}))) > 1
+
+
+def test_constant_pow_needs_no_select_for_even_exponents() -> None:
+    """x**2 is one Pow: IEEE's answers are DirectML's there."""
+    for exponent in (2.0, 4.0, 2.0**30):
+        fields = {"InputTensor": tensor("FLOAT32", [4]), "OutputTensor": tensor("FLOAT32", [4]), "Exponent": exponent}
+        model = lowering.lower(make_desc("ELEMENT_WISE_CONSTANT_POW", fields), "t")
+        assert [n.op_type for n in model.graph.node] == ["Pow"]
+
+
+# -- validation -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("op", "fields", "path", "text"),
+    [
+        (
+            "ELEMENT_WISE_POW",
+            pow_fields("INT16", [2, 3]) | {"ExponentTensor": tensor("UINT32", [2, 3])},
+            "desc.ExponentTensor.DataType",
+            "a UINT32 exponent (2**31 and more) with a signed base (INT16) is not modelled yet",
+        ),
+        (
+            "ELEMENT_WISE_POW",
+            pow_fields("FLOAT32", [2, 3], ScaleBias={"Scale": 1, "Bias": 0}) | {"ExponentTensor": tensor("INT8", [2, 3])},
+            "desc.ScaleBias",
+            "ScaleBias with an exponent of another type (INT8, base FLOAT32) is not modelled yet",
+        ),
+        (
+            "ELEMENT_WISE_POW",
+            pow_fields("FLOAT32", [2, 3]) | {"ExponentTensor": tensor("INT8", [2, 3]), "OutputTensor": tensor("INT8", [2, 3])},
+            "desc.OutputTensor.DataType",
+            "",
+        ),
+        (
+            "ELEMENT_WISE_POW",
+            pow_fields("FLOAT32", [2, 3]) | {"ExponentTensor": tensor("FLOAT32", [3, 2])},
+            "desc.ExponentTensor.Sizes",
+            "same Sizes",
+        ),
+        ("ELEMENT_WISE_POW", pow_fields("INT64", [2, 3]), "desc.InputTensor.DataType", "must be"),
+        ("ELEMENT_WISE_POW", pow_fields("FLOAT32", [2, 3], ScaleBias={"Scale": 1}), "desc.ScaleBias.Bias", "required"),
+        (
+            "ELEMENT_WISE_CONSTANT_POW",
+            {"InputTensor": tensor("INT32", [2, 3]), "OutputTensor": tensor("INT32", [2, 3]), "Exponent": 2},
+            "desc.InputTensor.DataType",
+            "must be FLOAT32, FLOAT16",
+        ),
+        (
+            "ELEMENT_WISE_CONSTANT_POW",
+            {"InputTensor": tensor("FLOAT32", [2, 3]), "OutputTensor": tensor("FLOAT32", [2, 3])},
+            "desc.Exponent",
+            "required",
+        ),
+        (
+            "ELEMENT_WISE_CONSTANT_POW",
+            {"InputTensor": tensor("FLOAT32", [2, 3]), "OutputTensor": tensor("FLOAT16", [2, 3]), "Exponent": 2},
+            "desc.OutputTensor.DataType",
+            "",
+        ),
+    ],
+)
+def test_invalid(op: str, fields: dict[str, Any], path: str, text: str) -> None:
+    e = refusal(op, fields)
+    assert format_path(e.path) == path and text in str(e), str(e)
+
+
+# -- properties -----------------------------------------------------------------------------------
+
+FLOAT_POOL = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, 3.0, -3.0, np.inf, -np.inf, np.nan, 2.0**31]
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[str, dict[str, Any], dict[str, np.ndarray]]:
+    op = draw(st.sampled_from(sorted(element_wise_pow.ROWS)))
+    schema_op = operator_table.OPERATORS[op]
+    dtype = draw(st.sampled_from([d.name for d in schema_op.support[0].tensors["OutputTensor"].types]))
+    shape = draw(shapes())
+    rng = np.random.default_rng(draw(SEEDS))
+    np_type = np.dtype(dtype.lower())
+    names = [f.name for f in schema_op.fields if f.kind.name == "INPUT"]
+    feeds = {}
+    for n in names:
+        if np_type.kind == "f":
+            x = rng.standard_normal(shape) * draw(st.sampled_from([0.5, 3.0, 20.0]))
+            if n == "ExponentTensor" and draw(st.booleans()):
+                x = np.round(x)  # integer exponents: negative bases keep a value
+            x = with_specials(rng, x, FLOAT_POOL, 0.15)
+            with np.errstate(over="ignore"):  # 2**31 in FLOAT16: inf
+                feeds[n] = x.astype(np_type)
+        else:
+            info = np.iinfo(np_type)
+            if n == "ExponentTensor" and draw(st.booleans()):
+                feeds[n] = rng.integers(max(int(info.min), -5), 40, size=shape).astype(np_type)
+            else:
+                feeds[n] = rng.integers(info.min, int(info.max) + 1, size=shape, dtype=np_type, endpoint=False)
+    fields: dict[str, Any] = {n: tensor(dtype, shape) for n in [*names, "OutputTensor"]}
+    if op == "ELEMENT_WISE_CONSTANT_POW":
+        fields["Exponent"] = draw(st.one_of(st.sampled_from(FLOAT_POOL), st.floats(-8, 8, width=32)))
+    if draw(st.booleans()):
+        fields["ScaleBias"] = {"Scale": draw(st.floats(-4, 4, width=32)), "Bias": draw(st.floats(-4, 4, width=32))}
+    return op, fields, feeds
+
+
+@EPS
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(case=cases())
+def test_matches_reference(ep: str, case: tuple[str, dict[str, Any], dict[str, np.ndarray]]) -> None:
+    op, fields, feeds = case
+    assert_matches_reference(ep, op, fields, feeds)
+
+
+def test_rows_are_the_adopted_operators() -> None:
+    assert set(element_wise_pow.ROWS) == set(registry.family("ELEMENT_WISE_POW").operators)
+
+
+# -- an exponent of another type (DirectML takes every pairing of the table's types) --------------------
+
+_MIXED_TYPES = ["FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"]
+_MIXED = [(x, e) for x in _MIXED_TYPES for e in _MIXED_TYPES if x != e and not (x.startswith("INT") and e == "UINT32")]
+
+
+def _mixed_values(dtype: str, exponent: bool, n: int, rng: np.random.Generator) -> np.ndarray:
+    t = operator_table.OPERATORS["ELEMENT_WISE_POW"].support[0].tensors["InputTensor"].types
+    d = next(d for d in t if d.name == dtype)
+    if d.is_float:
+        pool = [0.0, -0.0, 0.5, 1.5, 2.0, -2.0, 3.0, 10.0, -1.0, 7.25, 1e-3, 255.94, float("inf"), -3.5]
+        pool += [17.0, -17.0, float("nan"), 2.5] if exponent else [1.0001]
+        return rng.choice(pool, n).astype(d.numpy)
+    info = np.iinfo(d.numpy)
+    pool = [0, 1, 2, 3, 5, 7, 17, 31, 100, int(info.max)] + ([-1, -2, -3, -7, int(info.min)] if d.is_signed else [])
+    return np.array(rng.choice(pool, n), dtype=np.int64).astype(d.numpy)
+
+
+def _mixed_case(x_type: str, e_type: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    rng = np.random.default_rng(abs(hash((x_type, e_type))) % 2**32)
+    fields = pow_fields(x_type, [64]) | {"ExponentTensor": tensor(e_type, [64])}
+    return fields, {"InputTensor": _mixed_values(x_type, False, 64, rng), "ExponentTensor": _mixed_values(e_type, True, 64, rng)}
+
+
+@pytest.mark.parametrize(("x_type", "e_type"), _MIXED)
+def test_an_exponent_of_another_type(x_type: str, e_type: str) -> None:
+    fields, feeds = _mixed_case(x_type, e_type)
+    assert_matches_reference("cpu", "ELEMENT_WISE_POW", fields, feeds)
+
+
+# (base type, exponent type, bases, exponents, DirectML's results)
+MIXED_AS_DIRECTML = [
+    (
+        "FLOAT32",
+        "INT8",
+        [2, 2, 255.93, 255.94, -2, 10],
+        [16, 17, 2, 2, 17, 4],
+        [np.inf, np.inf, 65500.1367, np.inf, -np.inf, 10000],
+    ),
+    ("FLOAT32", "INT32", [2, 10], [17, 5], [131072, 100000]),
+    ("FLOAT32", "FLOAT16", [1e-8, 0.5], [-1, -16], [np.inf, np.inf]),
+    (
+        "INT32",
+        "FLOAT32",
+        [-3, 4, 2, 2, -8, 0, 5, 3],
+        [2.7, np.nan, 40, -1, 1 / 3, -1, 0.5, np.inf],
+        [0, 0, 2**31 - 1, 0, 0, 0, 2, 2**31 - 1],
+    ),
+    ("UINT8", "INT8", [0, 1, 2, 3, 0, 1, 5, 200], [-1, -1, -1, -3, 0, 3, -128, 1], [0, 1, 0, 0, 1, 1, 0, 200]),
+    ("INT8", "UINT8", [-1, -2, 2, 3, -1, 0, 2, -2], [255, 7, 7, 200, 254, 0, 255, 128], [-1, -128, 127, -128, 1, 1, 0, 0]),
+    (
+        "UINT32",
+        "INT32",
+        [2, 3, 1, 0, 7, 2, 3, 5],
+        [-1, -2, -5, -1, 0, 31, 20, 13],
+        [0, 0, 1, 0, 1, 2**31, 3486784401, 1220703125],
+    ),
+]
+
+
+@pytest.mark.parametrize(("x_type", "e_type", "x", "e", "want"), MIXED_AS_DIRECTML)
+def test_an_exponent_of_another_type_as_directml(x_type: str, e_type: str, x: list, e: list, want: list) -> None:
+    fields = pow_fields(x_type, [len(x)]) | {"ExponentTensor": tensor(e_type, [len(x)])}
+    t = {
+        n: next(d for d in operator_table.OPERATORS["ELEMENT_WISE_POW"].support[0].tensors["InputTensor"].types if d.name == n)
+        for n in (x_type, e_type)
+    }
+    feeds = {"InputTensor": np.array(x, t[x_type].numpy), "ExponentTensor": np.array(e, t[e_type].numpy)}
+    got, ref = lowered_and_reference("cpu", "ELEMENT_WISE_POW", fields, feeds)
+    np.testing.assert_allclose(ref.astype(np.float64), np.array(want, np.float64), rtol=1e-6)  # DirectML: a few ulps
+    assert got.tobytes() == ref.tobytes()
+
+
+@live
+@pytest.mark.parametrize(("x_type", "e_type"), _MIXED)
+def test_directml_takes_an_exponent_of_another_type(x_type: str, e_type: str) -> None:
+    fields, feeds = _mixed_case(x_type, e_type)
+    desc = make_desc("ELEMENT_WISE_POW", fields)
+    got = dmlapi.execute(desc, feeds).outputs
+    assert not mismatches(desc, got, registry.reference_outputs(desc, feeds), "directml")
+
+
+@pytest.mark.dml
+@pytest.mark.skipif(not winhost.available(), reason="the DirectML EP under Wine is not set up (make dml-setup)")
+@pytest.mark.parametrize(("x_type", "e_type"), _MIXED)
+def test_an_exponent_of_another_type_on_the_directml_ep(x_type: str, e_type: str) -> None:
+    fields, feeds = _mixed_case(x_type, e_type)
+    assert_matches_reference("dml", "ELEMENT_WISE_POW", fields, feeds)
