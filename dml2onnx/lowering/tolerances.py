@@ -554,10 +554,11 @@ def compare_outputs(desc: Any, got: Mapping[str, np.ndarray], want: Mapping[str,
         and not desc.tensor("OutputTensor").data_type.is_float
         and desc.tensor("ExponentTensor").data_type.is_float
     ):  # an integer base, a float exponent: DirectML truncates its own float pow, which is not
-        # correctly rounded: one less where the exact result is an integer (10**4.0 = 9999), a few
-        # FLOAT32 ulps beyond 2**24
+        # correctly rounded: one less where the exact result is an integer (10**4.0 = 9999), some
+        # FLOAT32 ulps beyond 2**24, more as e * log2|x| grows (measured up to 1e-6: 199**3.5 is
+        # 111169640, not 111169528; 31**5 is 28629174)
         g, w = (np.asarray(v["OutputTensor"]).astype(np.float64) for v in (got, want))
-        return {"OutputTensor": compare(g, w, Tolerance(2.0**-21, 1.0))}
+        return {"OutputTensor": compare(g, w, Tolerance(2.0**-18, 1.0))}
     if (
         desc.schema.name == "GEMM"
         and desc["FusedActivation"] is not None

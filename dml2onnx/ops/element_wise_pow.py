@@ -34,9 +34,26 @@ exponent is no one-element constant). DirectML's API computed every pairing of t
   not correctly rounded, so where the exact result is an integer its truncation can be one less
   (10**4.0 = 9999, 255**1.0 = 254 in UINT8): the graphs compute the exact float pow (tests allow it);
 - an integer base with an integer exponent: the integer pow above with the exponent's own value
-  (a negative one of a signed type: its parity rule, 1 for x = 1, else 0).
-One pairing is refused, not modelled yet: a signed base with a UINT32 exponent (2**31 and more);
-ScaleBias with mixed types too.
+  (a negative one of a signed type: its parity rule, 1 for x = 1, else 0; a UINT32 one read
+  unsigned with a signed base too: INT32 3**(2**31) = 1, 3**(2**32 - 1) = -1431655765, 1/3 modulo
+  2**32, as 3 has order 2**30 there; (-1)**(2**32 - 2) = 1);
+- a float base with an INT32 exponent: the sign by the INT32's own parity, not its FLOAT32 value's
+  ((-1)**16777217 = -1, (-1.5)**2147483646 = +inf); a UINT32 exponent's by its FLOAT32 value's
+  ((-1)**16777217 = +1, (-1)**(2**32 - 2) = -1: 2**32, odd as every e >= 2**31).
+ScaleBias with mixed types: CreateOperator takes every pairing and applies g = v * Scale + Bias
+(FLOAT32) to both inputs (x = 1, e = 1, Scale 2, Bias 1: 27 with every pairing):
+- a float input's g stays FLOAT32, FLOAT16's too (FLOAT16 60000 * 2 - 1 is 119999, not inf);
+- an integer exponent's g is truncated toward zero and saturated to INT32 or UINT32 by its own
+  sign, not to its type (Bias 200: INT8 exponent 2 gives (-1)**202 = 1; UINT8 exponent 1 with
+  Scale -1 is 0; Scale 2**30, Bias 3: INT32 base 0 is 3, UINT32 exponent 4 is 2**32 in FLOAT32,
+  saturated to 2**32 - 1, and 3**that = -1431655765); an integer base's g the same under an
+  integer exponent;
+- an integer base's g under a float exponent is truncated toward zero in FLOAT32 but not saturated
+  for signed types (INT32 2**31 - 1 with Scale 2**40, Bias 0.25, e = 0: (2**71)**0.25 = 220435),
+  saturated to [0, 2**32] for unsigned ones ((2**40)**0.25 = 256 there; UINT8 1 * -1 is 0);
+- then the pairing's rule above (FLOAT16's range with a FLOAT32 base and an 8/16-bit exponent too).
+Scale 1 with Bias 0 (or -0) is skipped altogether, same types too: INT32 16777217 stays 16777217
+(with Bias 1e-30 it is rounded to 16777216).
 
 Lowering: ONNX Pow in FLOAT32 (FLOAT16 computed in FLOAT32) with selects where IEEE's pow differs
 (a Pow node alone where CONSTANT_POW's exponent leaves none: even integers, e.g. x**2); every select
@@ -57,7 +74,6 @@ import numpy as np
 
 from dml2onnx.core import dtypes
 from dml2onnx.core.desc import OperatorDesc
-from dml2onnx.core.errors import ModelError
 from dml2onnx.graph import dml_ep
 from dml2onnx.graph.builder import GraphBuilder, onnx_type_name
 from dml2onnx.graph.targets import DML_NODE_DOC
@@ -91,10 +107,13 @@ def _signed(b: GraphBuilder, magnitude: str, negative: str) -> str:
 
 
 def _pow(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
+    return _float_pow(b, xs[0], xs[1])
+
+
+def _float_pow(b: GraphBuilder, x: str, e: str, odd_e: str | None = None) -> str:
     """|x| ** e (ONNX Pow of a non-negative base, which the DirectML EP computes as DirectML does),
     negated where x < 0 and e is odd as Direct3D converts it to INT32 (saturating: e >= 2**31 is
-    odd), NaN where DirectML's is, +0 for x = 0."""
-    x, e = xs
+    odd), or where `odd_e` holds (an INT32 exponent's own parity), NaN where DirectML's is, +0 for x = 0."""
     zero = b.scalar(0.0, F32, "nought")
     a = b.node("Abs", [x], "base_magnitude", "|x|")
     negative = b.node("Less", [x, zero], "negative", "x < 0")
@@ -115,7 +134,7 @@ def _pow(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
     frac_half = b.node("Sub", [half, b.node("Floor", [half], "floor_half", "floor(e / 2)")], "frac_half", "1/2 for odd e")
     odd_below = b.node("Greater", [frac_half, zero], "odd_below", "e odd (below 2**24)")
     big = b.node("Greater", [e, b.scalar(2147483520.0, F32, "below_2_31")], "e_big", "e >= 2**31: odd as INT32")
-    odd = b.node("Or", [odd_below, big], "odd", "e odd as Direct3D converts it to INT32")
+    odd = b.node("Or", [odd_below, big], "odd", "e odd as Direct3D converts it to INT32") if odd_e is None else odd_e
     r = _signed(b, b.node("Pow", [a, e], "pow", "|x| ** e"), b.node("And", [negative, odd], "negative_odd", "x < 0, e odd"))
     r = b.node("Where", [nan, _nan(b, "nan_value"), r], "pow_nan", "NaN where DirectML's pow is NaN")
     return _zero_base(b, x, r)
@@ -164,15 +183,16 @@ def _constant_pow(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
     return _zero_base(b, x, r) if e < 0 or math.isinf(e) or odd else r
 
 
-def pow_reference(x: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """DirectML's pow (the module's doc) on float64 values of FLOAT32/FLOAT16 numbers."""
+def pow_reference(x: np.ndarray, e: np.ndarray, odd_e: np.ndarray | None = None) -> np.ndarray:
+    """DirectML's pow (the module's doc) on float64 values of FLOAT32/FLOAT16 numbers; `odd_e`: the
+    exponent's parity where it is an INT32's (not its FLOAT32 value's)."""
     with np.errstate(all="ignore"):
         a = np.abs(x)
         r = a**e
         integer = np.isfinite(e) & (np.floor(e) == e)
         nan = np.isnan(e * np.log(a)) | ((x < 0) & ~integer)
         as_int32 = np.clip(np.where(integer, e, 0.0), -(2.0**31), 2.0**31 - 1)  # Direct3D's saturating conversion
-        odd = (x < 0) & integer & (np.fmod(as_int32, 2) != 0)
+        odd = (x < 0) & integer & ((np.fmod(as_int32, 2) != 0) if odd_e is None else odd_e)
         r = np.where(odd, -r, r)
         r = np.where(nan, np.nan, r)
         return np.where(x == 0, 0.0, r)
@@ -208,15 +228,16 @@ def _int_pow(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
     return _int_pow_in(b, x, e, dtype, dtype.size * 8 - (1 if dtype.is_signed else 0))
 
 
-def _int_pow_in(b: GraphBuilder, x: str, e: str, dtype: dtypes.DataType, bits: int) -> str:
+def _int_pow_in(b: GraphBuilder, x: str, e: str, dtype: dtypes.DataType, bits: int, high: str | None = None) -> str:
     """x ** e modulo 2**32 by square and multiply over the `bits` low bits of e >= 0, x and e in
     INT32 (signed types) or UINT32; for e < 0 the exponent's parity, then 0 unless x is 1 or -1;
-    saturated to `dtype`."""
+    saturated to `dtype`. `high` (signed types, e >= 0): 1 where the exponent has 2**31 more, an
+    INT32 0 or 1 (a UINT32 exponent's bit 31); x ** 2**31 modulo 2**32 is 1 for odd x, else 0."""
     signed = dtype.is_signed
     ct = _compute_type(dtype)
     two, one = b.scalar(2, ct, "two"), b.scalar(1, ct, "one")
     negative_e = None
-    if signed:  # e < 0: x ** (e mod 2), then 0 unless |x| == 1
+    if signed and high is None:  # e < 0: x ** (e mod 2), then 0 unless |x| == 1
         negative_e = b.node("Less", [e, b.scalar(0, ct, "nought")], "negative_e", "e < 0")
         half = b.node("Div", [e, two], "e_half", "e / 2 toward zero")
         rest = b.node("Sub", [e, b.node("Mul", [half, two], "e_even", "(e / 2) * 2")], "e_rest", "e rem 2: -1, 0 or 1")
@@ -238,6 +259,21 @@ def _int_pow_in(b: GraphBuilder, x: str, e: str, dtype: dtypes.DataType, bits: i
         acc = factor if acc is None else b.node("Mul", [acc, factor], f"product_{k}", "the product so far, wrapping")
         e = rest
     assert acc is not None
+    if high is not None:  # times x ** 2**31: 1 for odd x, 0 for even x
+        rest = b.node(
+            "Sub", [x, b.node("Mul", [b.node("Div", [x, two], "x_half", "x / 2"), two], "x_even", "twice it")], "x_rem", "x rem 2"
+        )
+        odd = b.node("Abs", [rest], "x_odd", "1 for odd x, else 0")
+        factor = b.node(
+            "Add",
+            [
+                b.node("Mul", [high, b.node("Sub", [odd, one], "x_odd_less_one", "0 or -1")], "high_pick", "where bit 31 is set"),
+                one,
+            ],
+            "high_factor",
+            "x ** 2**31 where bit 31 is set, else 1",
+        )
+        acc = b.node("Mul", [acc, factor], "with_high", "times x ** 2**31 where bit 31 is set")
     if negative_e is not None:
         unit = b.node(
             "Or",
@@ -308,19 +344,9 @@ class _PowFamily(RowTable):
     def validate(self, desc: OperatorDesc) -> None:
         if not _mixed(desc):
             return super().validate(desc)
-        x, e = desc.tensor("InputTensor").data_type, desc.tensor("ExponentTensor").data_type
         common.check_same_sizes(desc, "ExponentTensor", "InputTensor")
         common.check_same_sizes(desc, "OutputTensor", "InputTensor")
         common.check_same_type(desc, "OutputTensor", "InputTensor")
-        if desc.values.get("ScaleBias") is not None:
-            raise ModelError(
-                desc.at("ScaleBias"), f"ScaleBias with an exponent of another type ({e}, base {x}) is not modelled yet"
-            )
-        if x.is_signed and not x.is_float and e == U32:
-            raise ModelError(
-                desc.at("ExponentTensor", "DataType"),
-                f"a UINT32 exponent (2**31 and more) with a signed base ({x}) is not modelled yet",
-            )
         return None
 
     def lower(self, desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
@@ -331,6 +357,8 @@ class _PowFamily(RowTable):
             return self._lower_float16(desc, b, inputs)
         if dtype.is_float or scale_bias is None:
             return super().lower(desc, b, inputs)
+        if _scale_bias(desc) is None:  # Scale 1, Bias 0: DirectML skips it
+            return _int_pow(b, [inputs[n] for n in tensor_names(desc)], _params(desc))
         ct = _compute_type(dtype)
         xs = [b.cast(inputs[n], F32, f"to_float32_{i}", "in FLOAT32") for i, n in enumerate(tensor_names(desc))]
         x, e = (common.saturating_cast(b, scale_bias_step(b, v, scale_bias, i), ct) for i, v in enumerate(xs))
@@ -350,6 +378,8 @@ class _PowFamily(RowTable):
             return _mixed_reference(desc, inputs)
         if dtype.is_float or scale_bias is None:
             return super().reference(desc, inputs)
+        if _scale_bias(desc) is None:  # Scale 1, Bias 0: DirectML skips it
+            return _int_pow_reference([inputs[n] for n in tensor_names(desc)], {})
         scale, bias = np.float32(scale_bias[0]), np.float32(scale_bias[1])
         ct = _compute_type(dtype).numpy
         x, e = (common.saturating_cast_reference(inputs[n].astype(np.float32) * scale + bias, ct) for n in tensor_names(desc))
@@ -381,13 +411,69 @@ def _f16_range(e: dtypes.DataType) -> bool:
     return e == dtypes.FLOAT16 or (not e.is_float and e.size <= 2)
 
 
+def _scale_bias(desc: OperatorDesc) -> tuple[float, float] | None:
+    """ScaleBias, or None where it has none or Scale 1 and Bias 0 (+-0), which DirectML skips: an
+    INT32 16777217 stays 16777217 (FLOAT32 arithmetic gives 16777216, and does for Bias 1e-30)."""
+    scale_bias = desc.values.get("ScaleBias")
+    return None if scale_bias is None or (scale_bias[0] == 1 and scale_bias[1] == 0) else scale_bias
+
+
+def _scaled(
+    b: GraphBuilder, v: str, t: dtypes.DataType, scale_bias: tuple[float, float] | None, i: int
+) -> tuple[str, dtypes.DataType]:
+    """An input as the integer pow reads it with ScaleBias: g(v) = v * Scale + Bias in FLOAT32,
+    truncated and saturated to INT32 or UINT32 by the type's sign; with the value's type."""
+    if scale_bias is None:
+        return v, t
+    g = scale_bias_step(b, b.cast(v, F32, f"to_float32_{i}", "in FLOAT32"), scale_bias, i)
+    return common.saturating_cast(b, g, _compute_type(t)), _compute_type(t)
+
+
+def _float_base(b: GraphBuilder, x: str, x_t: dtypes.DataType, scale_bias: tuple[float, float] | None) -> str:
+    """The base as the float pow reads it: FLOAT32, g(x) in FLOAT32 with ScaleBias; an integer's
+    g(x) truncated toward zero, unsigned types' saturated to [0, 2**32], signed types' unbounded."""
+    xf = x if x_t == F32 else b.cast(x, F32, "base_float32", "the base in FLOAT32")
+    if scale_bias is None:
+        return xf
+    g = scale_bias_step(b, xf, scale_bias, 0)
+    if x_t.is_float:
+        return g
+    if not x_t.is_signed:
+        clipped = b.node(
+            "Clip", [g, b.scalar(0.0, F32, "uint_min"), b.scalar(2.0**32, F32, "uint_max")], "base_clip", "in [0, 2**32]"
+        )
+        return b.node("Floor", [clipped], "base_trunc", "truncated toward zero")
+    magnitude = b.node("Floor", [b.node("Abs", [g], "base_abs", "|g(x)|")], "base_floor", "floor(|g(x)|)")
+    return b.node("Mul", [magnitude, b.node("Sign", [g], "base_sign", "sign of g(x)")], "base_trunc", "truncated toward zero")
+
+
+def _float_exponent(
+    b: GraphBuilder, e: str, e_t: dtypes.DataType, scale_bias: tuple[float, float] | None
+) -> tuple[str, str | None]:
+    """The exponent as the float pow reads it: FLOAT32 (g(e) with ScaleBias), an integer's value
+    (g(e) truncated and saturated to INT32/UINT32) in FLOAT32; with its parity where that is an
+    INT32's (e odd), else None."""
+    if e_t.is_float:
+        ef = e if e_t == F32 else b.cast(e, F32, "exponent_float32", "the exponent's value in FLOAT32")
+        return (ef if scale_bias is None else scale_bias_step(b, ef, scale_bias, 1)), None
+    ev, ev_t = _scaled(b, e, e_t, scale_bias, 1)
+    ef = b.cast(ev, F32, "exponent_float32", "the exponent's value in FLOAT32")
+    if ev_t != I32:  # its FLOAT32 value's parity is its own (8/16-bit types), or DirectML's (UINT32)
+        return ef, None
+    two = b.scalar(2, I32, "two_e")
+    rest = b.node(
+        "Sub", [ev, b.node("Mul", [b.node("Div", [ev, two], "e_half", "e / 2"), two], "e_even", "twice it")], "e_rem", "e rem 2"
+    )
+    odd = b.node("Not", [b.node("Equal", [rest, b.scalar(0, I32, "zero_e")], "e_even_int", "e even")], "e_odd", "e odd (INT32)")
+    return ef, odd
+
+
 def _lower_mixed(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     x_t, e_t = desc.tensor("InputTensor").data_type, desc.tensor("ExponentTensor").data_type
-    x, e = inputs["InputTensor"], inputs["ExponentTensor"]
+    scale_bias = _scale_bias(desc)
     if x_t.is_float or e_t.is_float:
-        xf = x if x_t == F32 else b.cast(x, F32, "base_float32", "the base in FLOAT32")
-        ef = e if e_t == F32 else b.cast(e, F32, "exponent_float32", "the exponent's value in FLOAT32")
-        y = ROWS["ELEMENT_WISE_POW"].lower(b, [xf, ef], _params(desc))
+        ef, odd_e = _float_exponent(b, inputs["ExponentTensor"], e_t, scale_bias)
+        y = _float_pow(b, _float_base(b, inputs["InputTensor"], x_t, scale_bias), ef, odd_e)
         if x_t == F32 and _f16_range(e_t):
             beyond = b.node(
                 "Greater", [b.node("Abs", [y], "magnitude", "|y|"), b.scalar(F16_MAX, F32, "f16_max")], "beyond", "|y| > 65504"
@@ -401,18 +487,26 @@ def _lower_mixed(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) ->
         nan = b.node("IsNaN", [y], "nan", "NaN")
         y = b.node("Where", [nan, b.scalar(0.0, F32, "zero"), y], "nan_as_zero", "NaN as 0")
         return common.saturating_cast(b, y, x_t)
+    x, x_v = _scaled(b, inputs["InputTensor"], x_t, scale_bias, 0)
+    e, e_v = _scaled(b, inputs["ExponentTensor"], e_t, scale_bias, 1)
     ct = _compute_type(x_t)
-    bits = e_t.size * 8 - (1 if e_t.is_signed else 0)
-    if x_t.is_signed or not e_t.is_signed:  # the exponent's every value fits the compute type
-        ec = b.cast(e, ct, "exponent_in_compute_type", f"the exponent in {ct}") if e_t != ct else e
-        xc = b.cast(x, ct, "base_in_compute_type", f"the base in {ct}") if x_t != ct else x
+    bits = e_v.size * 8 - (1 if e_v.is_signed else 0)
+    xc = b.cast(x, ct, "base_in_compute_type", f"the base in {ct}") if x_v != ct else x
+    if x_t.is_signed and e_v == U32:
+        # a UINT32 exponent read unsigned (3 ** (2**31) = 1): its low 31 bits in INT32, bit 31 apart
+        top = b.scalar(2**31, U32, "two_31")
+        high = b.node("Div", [e, top], "e_high", "bit 31 of e")
+        low = b.node("Sub", [e, b.node("Mul", [high, top], "e_high_value", "2**31 where it is set")], "e_low", "e mod 2**31")
+        el, eh = b.cast(low, I32, "e_low_int32", "in INT32"), b.cast(high, I32, "e_high_int32", "in INT32")
+        return _int_pow_in(b, xc, el, x_t, 31, eh)
+    if x_t.is_signed or not e_v.is_signed:  # the exponent's every value fits the compute type
+        ec = b.cast(e, ct, "exponent_in_compute_type", f"the exponent in {ct}") if e_v != ct else e
         return _int_pow_in(b, xc, ec, x_t, bits)
     # an unsigned base, a signed exponent: a negative one gives 1 for x = 1, else 0, which is x' ** 1
     # with x' = (x == 1): x and e replaced by arithmetic in UINT32 (the EPs lack Where and Equal there)
-    e32 = b.cast(e, I32, "exponent_int32", "the exponent in INT32") if e_t != I32 else e
+    e32 = b.cast(e, I32, "exponent_int32", "the exponent in INT32") if e_v != I32 else e
     negative = b.cast(b.node("Less", [e32, b.scalar(0, I32, "nought")], "negative_e", "e < 0"), ct, "negative", "1 where e < 0")
     kept = b.cast(b.node("Max", [e32, b.scalar(0, I32, "zero_e")], "e_at_least_0", "max(e, 0)"), ct, "e_kept", "in UINT32")
-    xc = b.cast(x, ct, "base_in_compute_type", f"the base in {ct}") if x_t != ct else x
     m = b.node("Min", [xc, b.scalar(2, ct, "two_cap")], "x_capped", "min(x, 2)")
     unit = b.node(
         "Mul", [m, b.node("Sub", [b.scalar(2, ct, "two_less"), m], "two_less_m", "2 - m")], "x_is_one", "1 where x == 1"
@@ -423,12 +517,41 @@ def _lower_mixed(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) ->
     return _int_pow_in(b, x_used, e_used, x_t, bits)
 
 
+def _g_reference(v: np.ndarray, scale_bias: tuple[float, float]) -> np.ndarray:
+    with np.errstate(invalid="ignore", over="ignore"):
+        return v.astype(np.float32) * np.float32(scale_bias[0]) + np.float32(scale_bias[1])
+
+
+def _scaled_reference(v: np.ndarray, t: dtypes.DataType, scale_bias: tuple[float, float] | None) -> np.ndarray:
+    """_scaled in numpy (INT32/UINT32 values with ScaleBias)."""
+    return v if scale_bias is None else common.saturating_cast_reference(_g_reference(v, scale_bias), _compute_type(t).numpy)
+
+
+def _float_base_reference(x: np.ndarray, x_t: dtypes.DataType, scale_bias: tuple[float, float] | None) -> np.ndarray:
+    """_float_base in numpy, as float64 values."""
+    if scale_bias is None:
+        return x.astype(np.float32).astype(np.float64)
+    g = _g_reference(x, scale_bias).astype(np.float64)
+    if x_t.is_float:
+        return g
+    return np.floor(np.clip(g, 0.0, 2.0**32)) if not x_t.is_signed else np.trunc(g)
+
+
 def _mixed_reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     x_t, e_t = desc.tensor("InputTensor").data_type, desc.tensor("ExponentTensor").data_type
+    scale_bias = _scale_bias(desc)
     x, e = inputs["InputTensor"], inputs["ExponentTensor"]
     if x_t.is_float or e_t.is_float:
-        xf, ef = x.astype(np.float32).astype(np.float64), e.astype(np.float32).astype(np.float64)
-        y = pow_reference(*np.broadcast_arrays(xf, ef))
+        xf = _float_base_reference(x, x_t, scale_bias)
+        odd_e = None
+        if e_t.is_float:
+            ef = (e if scale_bias is None else _g_reference(e, scale_bias)).astype(np.float32).astype(np.float64)
+        else:
+            ev = _scaled_reference(e, e_t, scale_bias)
+            ef = ev.astype(np.float32).astype(np.float64)
+            if ev.dtype == np.int32:  # an INT32's own parity
+                odd_e = ev.astype(np.int64) % 2 != 0
+        y = pow_reference(*np.broadcast_arrays(xf, ef), odd_e)
         with np.errstate(all="ignore"):
             if x_t == F32 and _f16_range(e_t):
                 y = np.where(np.abs(y) > F16_MAX, y * np.inf, y)
@@ -436,6 +559,7 @@ def _mixed_reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.nd
                 return y.astype(x_t.numpy)
             y = np.where(np.isnan(y), 0.0, y.astype(np.float32).astype(np.float64))
         return common.saturating_cast_reference(y, x_t.numpy)
+    x, e = _scaled_reference(x, x_t, scale_bias), _scaled_reference(e, e_t, scale_bias)
     return _int_pow_reference([x.astype(np.int64), e.astype(np.int64)], {}, x_t.numpy)
 
 

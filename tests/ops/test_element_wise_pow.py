@@ -6,6 +6,7 @@ runs them on every EP present and through DirectML's API."""
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 import numpy as np
@@ -166,6 +167,11 @@ def test_scale_bias_applies_to_the_exponent_too() -> None:
         # INT8: g(127) = -316, g(-2) = 5: (-316)**5 modulo 2**32 is positive, saturated to 127
         ("INT8", [127, -128, 1], [-2, -3, 1], (-2.5, 0.75), [127, 0, -1]),
         ("INT32", [1, 2, 100], [1, 1, 5], (-2.5, 0.75), [-1, 0, 0]),
+        # Scale 1 and Bias 0 (+-0): DirectML skips ScaleBias (no FLOAT32 rounding); any other Bias rounds
+        ("INT32", [16777217, 3], [1, 16777217], (1.0, 0.0), [16777217, -603979773]),
+        ("INT32", [16777217], [1], (1.0, -0.0), [16777217]),
+        ("INT32", [16777217], [1], (1.0, 1e-30), [16777216]),
+        ("UINT32", [16777217], [1], (1.0, 0.0), [16777217]),
     ],
 )
 def test_integer_scale_bias_in_32_bits(dtype: str, x: list[int], e: list[int], sb: tuple[float, float], want: list[int]) -> None:
@@ -213,18 +219,6 @@ def test_constant_pow_needs_no_select_for_even_exponents() -> None:
 @pytest.mark.parametrize(
     ("op", "fields", "path", "text"),
     [
-        (
-            "ELEMENT_WISE_POW",
-            pow_fields("INT16", [2, 3]) | {"ExponentTensor": tensor("UINT32", [2, 3])},
-            "desc.ExponentTensor.DataType",
-            "a UINT32 exponent (2**31 and more) with a signed base (INT16) is not modelled yet",
-        ),
-        (
-            "ELEMENT_WISE_POW",
-            pow_fields("FLOAT32", [2, 3], ScaleBias={"Scale": 1, "Bias": 0}) | {"ExponentTensor": tensor("INT8", [2, 3])},
-            "desc.ScaleBias",
-            "ScaleBias with an exponent of another type (INT8, base FLOAT32) is not modelled yet",
-        ),
         (
             "ELEMENT_WISE_POW",
             pow_fields("FLOAT32", [2, 3]) | {"ExponentTensor": tensor("INT8", [2, 3]), "OutputTensor": tensor("INT8", [2, 3])},
@@ -316,7 +310,10 @@ def test_rows_are_the_adopted_operators() -> None:
 # -- an exponent of another type (DirectML takes every pairing of the table's types) --------------------
 
 _MIXED_TYPES = ["FLOAT32", "FLOAT16", "INT32", "INT16", "INT8", "UINT32", "UINT16", "UINT8"]
-_MIXED = [(x, e) for x in _MIXED_TYPES for e in _MIXED_TYPES if x != e and not (x.startswith("INT") and e == "UINT32")]
+_MIXED = [(x, e) for x in _MIXED_TYPES for e in _MIXED_TYPES if x != e]
+# ScaleBias with mixed types (both inputs, as DirectML takes it with every pairing): none, a general
+# one, one that makes 32-bit exponents of 2**31 and more, and Scale 1 with Bias 0 (skipped)
+_MIXED_SCALE_BIAS = [None, (-2.5, 0.75), (2.0, 1.0), (2.0**30, 3.0), (1.0, 0.0)]
 
 
 def _mixed_values(dtype: str, exponent: bool, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -328,18 +325,25 @@ def _mixed_values(dtype: str, exponent: bool, n: int, rng: np.random.Generator) 
         return rng.choice(pool, n).astype(d.numpy)
     info = np.iinfo(d.numpy)
     pool = [0, 1, 2, 3, 5, 7, 17, 31, 100, int(info.max)] + ([-1, -2, -3, -7, int(info.min)] if d.is_signed else [])
+    if exponent and dtype == "UINT32":  # read unsigned: 3 ** (2**31) = 1
+        pool += [2**31, 2**31 + 1, 2**32 - 2, 3000000001]
+    if exponent and dtype == "INT32":  # an INT32's own parity, not its FLOAT32 value's
+        pool += [16777217, 2147483646, -16777217]
     return np.array(rng.choice(pool, n), dtype=np.int64).astype(d.numpy)
 
 
-def _mixed_case(x_type: str, e_type: str) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
-    rng = np.random.default_rng(abs(hash((x_type, e_type))) % 2**32)
+def _mixed_case(x_type: str, e_type: str, sb: tuple[float, float] | None = None) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
+    rng = np.random.default_rng(zlib.crc32(repr((x_type, e_type, sb)).encode()))
     fields = pow_fields(x_type, [64]) | {"ExponentTensor": tensor(e_type, [64])}
+    if sb is not None:
+        fields["ScaleBias"] = {"Scale": sb[0], "Bias": sb[1]}
     return fields, {"InputTensor": _mixed_values(x_type, False, 64, rng), "ExponentTensor": _mixed_values(e_type, True, 64, rng)}
 
 
+@pytest.mark.parametrize("sb", _MIXED_SCALE_BIAS)
 @pytest.mark.parametrize(("x_type", "e_type"), _MIXED)
-def test_an_exponent_of_another_type(x_type: str, e_type: str) -> None:
-    fields, feeds = _mixed_case(x_type, e_type)
+def test_an_exponent_of_another_type(x_type: str, e_type: str, sb: tuple[float, float] | None) -> None:
+    fields, feeds = _mixed_case(x_type, e_type, sb)
     assert_matches_reference("cpu", "ELEMENT_WISE_POW", fields, feeds)
 
 
@@ -370,26 +374,110 @@ MIXED_AS_DIRECTML = [
         [-1, -2, -5, -1, 0, 31, 20, 13],
         [0, 0, 1, 0, 1, 2**31, 3486784401, 1220703125],
     ),
+    # a signed base, a UINT32 exponent: read unsigned, x ** e modulo 2**32 (3 has order 2**30 there)
+    (
+        "INT32",
+        "UINT32",
+        [3, 3, 3, -3, 2, -1, 0, -2147483648],
+        [2**31, 2**31 + 1, 2**32 - 1, 2**32 - 1, 2**31, 2**32 - 2, 2**32 - 1, 1],
+        [1, 3, -1431655765, 1431655765, 0, 1, 0, -2147483648],
+    ),
+    ("INT8", "UINT32", [3, 3, -3, 127, -1], [2**31, 2**32 - 1, 2**32 - 1, 2**31 + 1, 2**31 - 1], [1, -128, 127, 127, -1]),
+    ("INT16", "UINT32", [32767, 3, -3], [2**31, 2**31 - 1, 2**32 - 3], [1, -32768, -32768]),
+    # a float base, an INT32 exponent: the sign by the INT32's own parity (16777217 is odd, its FLOAT32 even);
+    # a UINT32 exponent's by its FLOAT32 value's, as for float exponents (2**32 - 2 is 2**32 there: odd)
+    (
+        "FLOAT32",
+        "INT32",
+        [-1, -1, -1, -1.5, -1.5],
+        [16777217, 2147483646, -2147483648, 2147483646, 16777217],
+        [-1, 1, 1, np.inf, -np.inf],
+    ),
+    ("FLOAT16", "INT32", [-1, -1, -1.5], [16777217, 2147483646, -16777217], [-1, 1, -0.0]),
+    ("FLOAT32", "UINT32", [-1, -1, -1, -0.5], [16777217, 2147483646, 4294967294, 4294967294], [1, -1, -1, -0.0]),
+]
+
+# (base type, exponent type, (Scale, Bias), bases, exponents, DirectML's results): ScaleBias with mixed
+# types applies to both inputs in FLOAT32; an integer exponent's g(e) truncated and saturated to INT32
+# or UINT32 (by its sign), a float one's kept in FLOAT32 (FLOAT16's too); an integer base's g(x) the
+# same for an integer exponent, but for a float exponent truncated toward zero in FLOAT32, saturated
+# to [0, 2**32] for unsigned types and unbounded for signed ones
+MIXED_SCALE_BIAS_AS_DIRECTML = [
+    ("FLOAT32", "INT32", (0.5, 0.0), [4, 4, 4, 4], [1, 1, 3, 2], [1, 1, 2, 2]),  # g(e) = 0.5 is 0
+    ("FLOAT32", "INT8", (-0.5, 0.0), [4, 4, -4, -4], [1, 3, 1, 3], [1, -0.5, 1, 0.5]),  # -1.5 is -1
+    ("FLOAT16", "INT16", (-0.5, 0.0), [4, 4, -4, -4], [1, 3, 1, 3], [1, -0.5, 1, 0.5]),
+    ("FLOAT32", "UINT8", (-1.0, 0.0), [-4, -2, -6, -1], [1, 3, 1, 3], [1, 1, 1, 1]),  # g(e) < 0 is UINT32's 0
+    ("FLOAT32", "INT8", (2.0, 0.0), [2, 2, 1, 1], [8, 7, 8, 2], [np.inf, np.inf, np.inf, 16]),  # FLOAT16's range still
+    ("FLOAT32", "INT32", (2.0, 0.0), [2, 2, 1], [8, 7, 8], [4294967296, 268435456, 65536]),
+    ("FLOAT32", "FLOAT16", (2.0, -1.0), [1, 1], [60000, 2], [1, 1]),  # g(e) = 119999 in FLOAT32, not inf
+    ("FLOAT32", "FLOAT16", (1.0, 1e-4), [1e4, 2], [1, 8], [10009.216796875, 256.1200256347656]),
+    ("FLOAT32", "INT8", (1.0, 200.0), [-201, -201, -201], [1, 2, 3], [-1, 1, -1]),  # 202 is no INT8, even
+    ("INT32", "FLOAT32", (0.5, 0.0), [3, 3, 5, 7], [4, 2, 2, 2], [1, 1, 2, 3]),  # g(3) = 1.5 is 1
+    ("INT32", "FLOAT32", (1.0, 0.5), [2, 2, 3, 4], [1, 2, 3, 4], [2, 5, 46, 512]),  # g(e) = 1.5 stays
+    ("INT32", "FLOAT32", (2.0, 1.0), [2147483647, 2147483647, 1000], [-0.25, -0.375, -0.25], [65536, 256, 44]),
+    ("INT32", "FLOAT32", (2.0**40, 0.25), [2147483647, 1, 1000, 16], [0, 0, 0, 0], [220435, 1024, 5758, 2048]),
+    ("INT8", "FLOAT32", (2.0, 1.0), [127, -128, 100], [-0.25, 1, 1], [15, -128, 127]),
+    ("UINT32", "FLOAT32", (2.0, 1.0), [4294967295, 4294967295, 0, 3], [-0.25, -0.375, -0.25, -0.25], [65536, 256, 1, 2]),
+    ("UINT32", "FLOAT32", (2.0**40, 0.25), [1, 16], [0, 0], [256, 256]),  # g(x) at most 2**32
+    ("UINT8", "FLOAT32", (-1.0, 0.0), [1, 2, 3, 1], [2, 1, 1, 3], [0, 0, 0, 0]),  # g(x) < 0 is 0
+    ("UINT8", "FLOAT16", (2.0, 1.0), [255, 255, 200], [-0.25, 1, 1], [22, 255, 255]),
+    # g(e) = 2**31 + 3 is 2**31 in FLOAT32, 4 * 2**30 + 3 is 2**32: UINT32 2**32 - 1 (3 ** that = 1 / 3 modulo 2**32)
+    ("INT32", "UINT32", (2.0**30, 3.0), [0, 0, 0, 0, 0], [0, 1, 2, 3, 4], [27, 1, 1, 1, -1431655765]),
+    ("INT8", "UINT32", (2.0**30, 3.0), [0, 0, 0, 0, 0], [0, 1, 2, 3, 4], [27, 1, 1, 1, -128]),
+    ("INT32", "INT8", (2.0**30, 3.0), [0, 0, 0], [0, 1, 2], [27, 1, -1431655765]),  # INT32's 2**31 - 1
+    ("UINT8", "UINT32", (2.0**30, 3.0), [0, 0, 0], [0, 1, 4], [27, 1, 255]),
+    ("INT16", "INT8", (1.0, 200.0), [-201, -201, -199], [1, 2, 2], [-1, 1, 1]),
+    ("UINT8", "INT8", (2.0, 1.0), [1, 2, 0], [1, -1, 3], [27, 0, 1]),
+    # Scale 1 and Bias 0: skipped (no FLOAT32 rounding of 2**31 + 1)
+    ("INT8", "UINT32", (1.0, 0.0), [17, 3, 3], [2**31 + 1, 2**31 + 1, 2**31], [17, 3, 1]),
+    ("INT32", "UINT8", (1.0, 0.0), [2147483646], [1], [2147483646]),
 ]
 
 
-@pytest.mark.parametrize(("x_type", "e_type", "x", "e", "want"), MIXED_AS_DIRECTML)
-def test_an_exponent_of_another_type_as_directml(x_type: str, e_type: str, x: list, e: list, want: list) -> None:
+def _mixed_feeds(x_type: str, e_type: str, x: list, e: list) -> tuple[dict[str, Any], dict[str, np.ndarray]]:
     fields = pow_fields(x_type, [len(x)]) | {"ExponentTensor": tensor(e_type, [len(x)])}
     t = {
         n: next(d for d in operator_table.OPERATORS["ELEMENT_WISE_POW"].support[0].tensors["InputTensor"].types if d.name == n)
         for n in (x_type, e_type)
     }
-    feeds = {"InputTensor": np.array(x, t[x_type].numpy), "ExponentTensor": np.array(e, t[e_type].numpy)}
+    return fields, {"InputTensor": np.array(x, t[x_type].numpy), "ExponentTensor": np.array(e, t[e_type].numpy)}
+
+
+def _as_directml() -> list[tuple[str, str, tuple[float, float] | None, list, list, list]]:
+    return [(x_t, e_t, None, x, e, w) for x_t, e_t, x, e, w in MIXED_AS_DIRECTML] + MIXED_SCALE_BIAS_AS_DIRECTML
+
+
+@pytest.mark.parametrize(("x_type", "e_type", "sb", "x", "e", "want"), _as_directml())
+def test_an_exponent_of_another_type_as_directml(
+    x_type: str, e_type: str, sb: tuple[float, float] | None, x: list, e: list, want: list
+) -> None:
+    fields, feeds = _mixed_feeds(x_type, e_type, x, e)
+    if sb is not None:
+        fields["ScaleBias"] = {"Scale": sb[0], "Bias": sb[1]}
     got, ref = lowered_and_reference("cpu", "ELEMENT_WISE_POW", fields, feeds)
     np.testing.assert_allclose(ref.astype(np.float64), np.array(want, np.float64), rtol=1e-6)  # DirectML: a few ulps
+    assert np.array_equal(np.signbit(ref), np.signbit(np.array(want, np.float64)))
     assert got.tobytes() == ref.tobytes()
 
 
 @live
+@pytest.mark.parametrize(("x_type", "e_type", "sb", "x", "e", "want"), _as_directml())
+def test_directml_computes_the_values_by_hand(
+    x_type: str, e_type: str, sb: tuple[float, float] | None, x: list, e: list, want: list
+) -> None:
+    """The rows above are DirectML's own results (some rounded where its pow is a few ulps off)."""
+    fields, feeds = _mixed_feeds(x_type, e_type, x, e)
+    if sb is not None:
+        fields["ScaleBias"] = {"Scale": sb[0], "Bias": sb[1]}
+    got = dmlapi.execute(make_desc("ELEMENT_WISE_POW", fields), feeds).output
+    np.testing.assert_allclose(got.astype(np.float64), np.array(want, np.float64), rtol=1e-6)
+
+
+@live
+@pytest.mark.parametrize("sb", _MIXED_SCALE_BIAS)
 @pytest.mark.parametrize(("x_type", "e_type"), _MIXED)
-def test_directml_takes_an_exponent_of_another_type(x_type: str, e_type: str) -> None:
-    fields, feeds = _mixed_case(x_type, e_type)
+def test_directml_takes_an_exponent_of_another_type(x_type: str, e_type: str, sb: tuple[float, float] | None) -> None:
+    fields, feeds = _mixed_case(x_type, e_type, sb)
     desc = make_desc("ELEMENT_WISE_POW", fields)
     got = dmlapi.execute(desc, feeds).outputs
     assert not mismatches(desc, got, registry.reference_outputs(desc, feeds), "directml")
@@ -397,7 +485,8 @@ def test_directml_takes_an_exponent_of_another_type(x_type: str, e_type: str) ->
 
 @pytest.mark.dml
 @pytest.mark.skipif(not winhost.available(), reason="the DirectML EP under Wine is not set up (make dml-setup)")
+@pytest.mark.parametrize("sb", _MIXED_SCALE_BIAS)
 @pytest.mark.parametrize(("x_type", "e_type"), _MIXED)
-def test_an_exponent_of_another_type_on_the_directml_ep(x_type: str, e_type: str) -> None:
-    fields, feeds = _mixed_case(x_type, e_type)
+def test_an_exponent_of_another_type_on_the_directml_ep(x_type: str, e_type: str, sb: tuple[float, float] | None) -> None:
+    fields, feeds = _mixed_case(x_type, e_type, sb)
     assert_matches_reference("dml", "ELEMENT_WISE_POW", fields, feeds)
