@@ -1,9 +1,10 @@
 """Matrix cases for DML_OPERATOR_UPSAMPLE_2D, …_RESAMPLE, …_RESAMPLE1, …_RESAMPLE2, …_RESAMPLE3
 (dml2onnx/ops/resample.py) and …_VALUE_SCALE_2D (value_scale_2d.py): every data type of each page's
 newest table, every dimension count allowed, both interpolation modes, both rounding directions
-(RESAMPLE2, RESAMPLE3), Antialiased TRUE and FALSE in turn (RESAMPLE3: no scale here is below 0.5,
-where it would act),
-scales up and down, dyadic and not, pixel offsets at the centres, the corners and in between.
+(RESAMPLE2, RESAMPLE3), Antialiased TRUE and FALSE in turn, and RESAMPLE3's own geometries below
+0.5 with it TRUE (DirectML's iterative downsampling: half-pixel, corners, tf's pair, and offsets on
+axis 0 that DirectML computes within a few ulps of the passes), scales up and down, dyadic and
+not, pixel offsets at the centres, the corners and in between.
 NEAREST moves values (bit patterns checked: NaN payloads, -0, extremes); LINEAR on INT8/UINT8 keeps
 dyadic weights (exact in FLOAT32 whatever the order of the lerps, so the truncation is exact too),
 and floats keep |x| <= tolerances.RESAMPLE_MAGNITUDE."""
@@ -31,6 +32,13 @@ GEOMETRIES = {
     "up3-corners": (3.0, (0.0, 0.0), False),
     "down0.75": (0.75, (0.0, 0.5), False),
 }
+# RESAMPLE3 only, Antialiased TRUE: the iterative downsampling (ops/resample.py)
+ANTIALIASED = {
+    "aa-down0.3": (0.3, HALF, False),
+    "aa-down0.25-corners": (0.25, (0.0, 0.0), True),  # 4 -> 2 -> 1 at whole coordinates: dyadic
+    "aa-down0.3-tf": (0.3, (0.0, -0.5), False),
+    "aa-down0.4-offsets": (0.4, (0.3, 0.1), False),  # not exact in DirectML: a few ulps (tolerances.py)
+}
 MODES = ("NEAREST_NEIGHBOR", "LINEAR")
 
 
@@ -52,11 +60,12 @@ def _resample_cases(op: str, rng: np.random.Generator) -> Iterator[Case]:
         for rank in range(lo, hi + 1):
             shape = SHAPE[-rank:]
             for mode in MODES:
-                for name, (scale, (ip, op_), dyadic) in GEOMETRIES.items():
+                geometries = GEOMETRIES | (ANTIALIASED if op == "RESAMPLE3" else {})
+                for name, (scale, (ip, op_), dyadic) in geometries.items():
                     k += 1
                     if mode == "LINEAR" and not dtype.is_float and not dyadic:
                         continue
-                    if rank != hi and name not in ("up2", "up1.5", "down2"):
+                    if rank != hi and name not in ("up2", "up1.5", "down2", "aa-down0.3", "aa-down0.25-corners"):
                         continue  # fewer geometries at the lower ranks
                     if op == "RESAMPLE" and (ip, op_) != HALF:
                         continue
@@ -80,7 +89,7 @@ def _resample_cases(op: str, rng: np.random.Generator) -> Iterator[Case]:
                         }
                     directions: tuple[str | None, ...] = (None,)
                     if op == "RESAMPLE3":
-                        fields["Antialiased"] = k % 2 == 0
+                        fields["Antialiased"] = k % 2 == 0 or name.startswith("aa-")
                     if op in ("RESAMPLE2", "RESAMPLE3"):  # both at the highest rank, else one in turn (LINEAR ignores it)
                         both = rank == hi and mode == "NEAREST_NEIGHBOR"
                         directions = ("INCREASING", "DECREASING") if both else (("INCREASING", "DECREASING")[k % 2],)

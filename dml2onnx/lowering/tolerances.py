@@ -288,7 +288,13 @@ def cumulative(operator: str, dtype: dtypes.DataType, length: int) -> Tolerance:
 # coordinate within +-RESAMPLE_COORDINATE; VALUE_SCALE_2D's |Scale|, |Bias| <= RESAMPLE_MAGNITUDE too.
 RESAMPLE_MAGNITUDE = 8.0
 RESAMPLE_COORDINATE = 16.0
-RESAMPLE_OPERATORS = {"UPSAMPLE_2D", "RESAMPLE", "RESAMPLE1", "RESAMPLE2", "VALUE_SCALE_2D"}
+# RESAMPLE3 too: RESAMPLE2's lerps, or where Antialiased acts the iterative downsampling's passes
+# (ops/resample.py), which DirectML 1.15 computes as the passes bit for bit with the standard offset
+# pairs and FLOAT32 but with offsets the passes do not pin down: measured against DirectML's API on
+# |x| <= 8, FLOAT32 with other offsets on axis 0 or on several axes (InputPixelOffsets in [0, 1)) up to
+# 2.34e-5 (within the atol below, 4.6e-5); FLOAT16 (FLOAT32 passes rounded once)
+# up to 2**-8 = one FLOAT16 ulp at |x| in [4, 8) (within 2**-10 relative + 2**-11 M).
+RESAMPLE_OPERATORS = {"UPSAMPLE_2D", "RESAMPLE", "RESAMPLE1", "RESAMPLE2", "RESAMPLE3", "VALUE_SCALE_2D"}
 
 
 def resample(operator: str, dtype: dtypes.DataType) -> Tolerance:

@@ -25,11 +25,34 @@ What the pages leave open, as DirectML's own API showed it (1.24.4 under Wine, m
   UPSAMPLE_2D, whose output must be the input times ScaleSize (0 refused); InputTensor and
   OutputTensor must have the same DataType.
 - RESAMPLE3 (feature level 6_4; ONNX Runtime's DirectML EP writes every Resize as one) is RESAMPLE2
-  with `Antialiased`, which acts only in LINEAR mode on an axis whose scale is below 0.5 (the page:
-  1 / scale > 2; at 0.5 and above, and in NEAREST_NEIGHBOR mode, the results were RESAMPLE2's bit for
-  bit). There DirectML "downsamples iteratively" (box averages, then a LINEAR pass, measured: 16 to 5
-  at 1/3 weighs inputs 0.35 0.35 0.15 0.15), a filter not modelled yet: such a desc is refused with
-  that reason; every other RESAMPLE3 is lowered as RESAMPLE2.
+  with `Antialiased`, which acts only in LINEAR mode once some axis's FLOAT32 scale is below 0.5 (the
+  page: 1 / scale > 2; at 0.5 and above, and in NEAREST_NEIGHBOR mode, the results were RESAMPLE2's bit
+  for bit). There DirectML 1.15 "downsamples iteratively", measured (identity probes and random
+  tensors under Wine) and modelled here (antialiased_passes):
+  - the Scales play no further part (0.1 to 0.49 give the same bytes), nor does RoundingDirection;
+  - every axis, whatever its scale, goes through a chain of sizes from its input size n to its
+    output size m (chain_sizes): n, m, m where 2 m >= n, else n, the powers of two strictly between
+    (largest first), m; the passes run jointly over all axes (a shorter chain padded at its end with
+    passes that keep the size), axis 0 first within a pass;
+  - each pass along an axis (a to b elements) is a lerp with the pass's own scale b / a and the
+    desc's offsets, in FLOAT32: u = (o - OutputPixelOffset) * (1 / (b / a)), c = floor(u), w = (u -
+    c) - InputPixelOffset, and where w < 0, w + 1 and the window [c - 1, c] (pass_taps); with
+    InputPixelOffset outside [0, 1) w leaves [0, 1] and the pass extrapolates; a pass that keeps the
+    size is the identity only where InputPixelOffset = -OutputPixelOffset (the tf pair (0, -0.5)
+    averages neighbours there). With half-pixel offsets a pass of ratio 1/2 is a box of 2: 16 to 5
+    at 1/3 weighs inputs 0.35 0.35 0.15 0.15, 12 to 4 0.375 0.25 0.375, 10 to 2 7/32 6/32 6/32 6/32
+    7/32. This is neither ONNX's nor PyTorch's antialias filter (it depends on the sizes only).
+  - FLOAT16 is computed in FLOAT32 and rounded once (within 2**-8 of DirectML on |x| <= 8; rounding
+    after each pass is twice as far), INT8 and UINT8 truncated once (exact, measured).
+  Bit for bit in FLOAT32 (random 1-D to 4-D cases) where every axis of more than one element has
+  the offset pairs (0.5, -0.5), (0, 0) or (0, -0.5) but one axis other than axis 0, whatever its
+  offsets. Other offsets on axis 0, or on several axes, with InputPixelOffsets in [0, 1): within
+  2.34e-5 on |x| <= 8 (tolerances.RESAMPLE_OPERATORS), DirectML's taps and weights differing by
+  rounding, which is not pinned down; accepted but for INT8 and UINT8 (truncation can make that 1;
+  there InputPixelOffsets outside [0, 1), which extrapolate, are refused too: not measured).
+  Refused (validate), DirectML taking other taps there: InputPixelOffsets[0] outside [0, 1) where
+  axis 0 has more than one element (errors of hundreds), and an InputPixelOffset outside [0, 1) on an
+  axis while another axis has other offsets than those three pairs (errors of the values' size).
 - One disagreement, kept on the page's side (tests/dml_findings.py): DML_RESAMPLE and
   DML_RESAMPLE1 NEAREST_NEIGHBOR on INT8/UINT8 floor the coordinate (0.75 reads element 0) where
   their floats, RESAMPLE2 and the DirectML EP's Resize on the same types take the nearest element.
@@ -42,7 +65,11 @@ tables computed here at lowering time (static shapes) with the FLOAT32 arithmeti
 one Gather per axis (a byte move, exact for every type). LINEAR: two Gathers per axis and a + w * (b
 - a) in FLOAT32 (FLOAT16, INT8 and UINT8 cast to FLOAT32 first, cast back at the end: Cast to INT8 /
 UINT8 truncates toward zero), separable, up to 16 taps for 4 axes. "resize": one ONNX Resize with
-the desc's scales (applies where resize_attributes finds one; elsewhere "gather"):
+the desc's scales (applies where resize_attributes finds one; elsewhere "gather"). RESAMPLE3's
+iterative downsampling is "gather" alone: each pass's two Gathers and lerp per axis that it changes,
+static tables (ONNX Resize of one pass is not bit for bit: 2 of 18 passes checked on the CPU EP, its
+coordinate divides and it lerps in another form; and the DirectML EP's Resize is RESAMPLE2's).
+"resize":
 - on the `dml` target the DirectML EP maps it back onto DML_RESAMPLE with the desc's scales and
   offsets (DmlOperatorResize.cpp), every type;
 - on the others (ort_resize_attributes) the CPU and CUDA EPs run it too, with ONNX's arithmetic,
@@ -87,35 +114,18 @@ from dml2onnx.graph.builder import GraphBuilder
 from dml2onnx.graph.targets import DML_NODE_DOC
 from dml2onnx.ops import common
 from dml2onnx.ops.family import Family
+from dml2onnx.ops.resample_antialias import (
+    _validate_antialiasing,
+    antialiased_passes,
+    antialiasing,
+)
+from dml2onnx.ops.resample_geometry import F32, MIN_SCALE, RESIZE_MODES, _identity, _linear, geometry
 
 CANDIDATES = ("gather", "resize")  # choices.py
 DML_PREFERENCE = ("resize",)
 # The types whose Resize the CPU, CUDA and DirectML EPs all compute as DirectML does, by mode
 RESIZE_TYPES = {"nearest": (dtypes.FLOAT32, dtypes.UINT8), "linear": (dtypes.FLOAT32,)}
 ROWS = ("UPSAMPLE_2D", "RESAMPLE", "RESAMPLE1", "RESAMPLE2", "RESAMPLE3")
-F32 = np.float32
-MIN_SCALE = F32(2.0**-23)  # FLT_EPSILON: DirectML's smallest scale
-# (InputPixelOffset, OutputPixelOffset) of ONNX Resize's coordinate_transformation_mode, as the
-# DirectML EP maps them onto DML_RESAMPLE (DmlOperatorResize.cpp: ComputePixelOffsetsAndScales)
-RESIZE_MODES = {(0.5, -0.5): "half_pixel", (0.0, 0.0): "asymmetric", (0.0, -0.5): "tf_half_pixel_for_nn"}
-
-
-def _scales_field(desc: OperatorDesc) -> str | None:
-    return None if desc.schema.name == "UPSAMPLE_2D" else "Scales"
-
-
-def geometry(desc: OperatorDesc) -> tuple[tuple[float, ...], tuple[float, ...], tuple[float, ...]]:
-    """(Scales, InputPixelOffsets, OutputPixelOffsets), one per dimension, for every operator."""
-    rank = desc.tensor("InputTensor").rank
-    name = desc.schema.name
-    if name == "UPSAMPLE_2D":
-        width, height = desc["ScaleSize"]
-        scales = (1.0,) * (rank - 2) + (float(height), float(width))
-    else:
-        scales = tuple(desc["Scales"])
-    if name in ("UPSAMPLE_2D", "RESAMPLE"):
-        return scales, (0.5,) * rank, (-0.5,) * rank
-    return scales, tuple(desc["InputPixelOffsets"]), tuple(desc["OutputPixelOffsets"])
 
 
 def rounding(desc: OperatorDesc) -> str:
@@ -156,15 +166,8 @@ def validate(desc: OperatorDesc) -> None:
             for i, v in enumerate(desc[field]):
                 if not math.isfinite(v):
                     raise ModelError(desc.at(field, i), f"must be finite, not {v}")
-    if name == "RESAMPLE3" and desc["Antialiased"] and _linear(desc):
-        below = [i for i, s in enumerate(desc["Scales"]) if F32(s) < F32(0.5)]
-        if below:
-            raise ModelError(
-                desc.at("Antialiased"),
-                f"Antialiased LINEAR downscaling (Scales[{below[0]}] = {desc['Scales'][below[0]]}, below 0.5) is "
-                "DirectML's iterative downsampling, which dml2onnx does not model yet; Antialiased FALSE, or scales of "
-                "0.5 and above, are lowered",
-            )
+    if antialiasing(desc):
+        _validate_antialiasing(desc)
 
 
 # -- the per-axis tables (shared by the graphs and the reference) ----------------------------
@@ -208,14 +211,6 @@ def _axes(desc: OperatorDesc) -> list[tuple[int, int, int, tuple[float, float, f
     return [(a, x.sizes[a], out.sizes[a], (scales[a], ins[a], outs[a])) for a in range(x.rank)]
 
 
-def _identity(indices: np.ndarray, size: int) -> bool:
-    return len(indices) == size and bool(np.all(indices == np.arange(size)))
-
-
-def _linear(desc: OperatorDesc) -> bool:
-    return desc["InterpolationMode"] == "LINEAR"
-
-
 # -- ONNX Resize ------------------------------------------------------------------------------
 
 
@@ -229,6 +224,8 @@ def resize_attributes(desc: OperatorDesc) -> dict[str, str] | None:
     and out, which the EP squeezes away, take any offsets; DirectML takes at most 4 of the others.
     Measured on the DirectML EP (1.24.4 under Wine): exact for every type and mode but
     round_prefer_floor (halves down), which is not used."""
+    if antialiasing(desc):  # the DirectML EP's Resize would be RESAMPLE2's single lerp; ONNX's antialias is another filter
+        return None
     geom = geometry(desc)
     x, out = desc.tensor("InputTensor"), desc.tensor("OutputTensor")
     modes = set()
@@ -346,37 +343,37 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     rank = desc.tensor("InputTensor").rank
     if dtype != dtypes.FLOAT32:
         y = b.cast(y, dtypes.FLOAT32, "float32", "interpolated in FLOAT32")
-    for axis, size, out_size, geom in _axes(desc):
-        i0, i1, w = linear_taps(size, out_size, geom)
-        if _identity(i0, size) and not np.any(w):
-            continue
-        a = b.node(
-            "Gather",
-            [y, b.i64(i0, f"axis{axis}_lower")],
-            f"axis{axis}_a",
-            f"the element at floor(x) along axis {axis}",
-            axis=axis,
-        )
-        if not np.any(w):
-            y = a
-            continue
-        c = b.node(
-            "Gather",
-            [y, b.i64(i1, f"axis{axis}_upper")],
-            f"axis{axis}_b",
-            f"the element at floor(x) + 1 along axis {axis}",
-            axis=axis,
-        )
-        shape = [1] * rank
-        shape[axis] = out_size
-        weights = b.const(w.reshape(shape), f"axis{axis}_weights")
-        d = b.node("Sub", [c, a], f"axis{axis}_difference", "b - a")
-        d = b.node("Mul", [d, weights], f"axis{axis}_weighted", "w * (b - a)")
-        y = b.node("Add", [a, d], f"axis{axis}_lerp", "a + w * (b - a)")
+    if antialiasing(desc):
+        for k, steps in enumerate(antialiased_passes(desc)):
+            for axis, i0, i1, w in steps:
+                y = _lerp(
+                    b, y, rank, axis, i0, i1, w, f"pass{k}_axis{axis}", f"pass {k} of the iterative downsampling, axis {axis}"
+                )
+    else:
+        for axis, size, out_size, geom in _axes(desc):
+            i0, i1, w = linear_taps(size, out_size, geom)
+            if not (_identity(i0, size) and not np.any(w)):
+                y = _lerp(b, y, rank, axis, i0, i1, w, f"axis{axis}", f"axis {axis}")
     if dtype != dtypes.FLOAT32:
         doc = "rounded to FLOAT16" if dtype == dtypes.FLOAT16 else "truncated toward zero"
         y = b.cast(y, dtype, "output", doc)
     return y
+
+
+def _lerp(
+    b: GraphBuilder, y: str, rank: int, axis: int, i0: np.ndarray, i1: np.ndarray, w: np.ndarray, step: str, what: str
+) -> str:
+    """a + w * (b - a) along `axis` in FLOAT32: a and b gathered at i0 and i1, w a constant table."""
+    a = b.node("Gather", [y, b.i64(i0, f"{step}_lower")], f"{step}_a", f"the element at the window's start, {what}", axis=axis)
+    if not np.any(w):
+        return a
+    c = b.node("Gather", [y, b.i64(i1, f"{step}_upper")], f"{step}_b", f"the element after it, {what}", axis=axis)
+    shape = [1] * rank
+    shape[axis] = len(w)
+    weights = b.const(w.reshape(shape), f"{step}_weights")
+    d = b.node("Sub", [c, a], f"{step}_difference", "b - a")
+    d = b.node("Mul", [d, weights], f"{step}_weighted", "w * (b - a)")
+    return b.node("Add", [a, d], f"{step}_lerp", "a + w * (b - a)")
 
 
 # -- reference --------------------------------------------------------------------------------
@@ -384,7 +381,10 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     """The page's relation element by element: each output position's input coordinate per axis,
-    the nearest element (DirectML's rounding) or the lerps of the two neighbours, in FLOAT32."""
+    the nearest element (DirectML's rounding) or the lerps of the two neighbours, in FLOAT32; where
+    RESAMPLE3's Antialiased acts, the passes of DirectML's iterative downsampling, each such lerps
+    (antialiased_passes), in FLOAT32 throughout (FLOAT16 rounded once at the end, INT8 and UINT8
+    truncated once: measured, nearer DirectML than rounding after each pass)."""
     x = np.asarray(inputs["InputTensor"])
     out_dtype = x.dtype
     if not _linear(desc):
@@ -392,12 +392,15 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
         index = [nearest_indices(size, n, geom, mode) for _, size, n, geom in _axes(desc)]
         return x[np.ix_(*index)]
     y = x.astype(F32)
-    for axis, size, n, geom in _axes(desc):
-        i0, i1, w = linear_taps(size, n, geom)
+    if antialiasing(desc):
+        steps = [step for steps in antialiased_passes(desc) for step in steps]
+    else:
+        steps = [(axis, *linear_taps(size, n, geom)) for axis, size, n, geom in _axes(desc)]
+    for axis, i0, i1, w in steps:
         a = np.take(y, i0, axis=axis)
         c = np.take(y, i1, axis=axis)
         shape = [1] * y.ndim
-        shape[axis] = n
+        shape[axis] = len(w)
         with np.errstate(invalid="ignore", over="ignore"):
             y = (a + w.reshape(shape) * (c - a)).astype(F32)
     if out_dtype.kind in "iu":

@@ -24,11 +24,11 @@ from dml2onnx import lowering
 from dml2onnx.backends import dmlapi, runtime
 from dml2onnx.cases.slice import data
 from dml2onnx.core import dtypes, operator_table
-from dml2onnx.core.errors import format_path
+from dml2onnx.core.errors import ModelError, format_path
 from dml2onnx.graph import dml_ep
 from dml2onnx.graph.builder import DEFAULT_OPSET
 from dml2onnx.lowering import choices, tolerances
-from dml2onnx.ops import registry, resample
+from dml2onnx.ops import registry, resample, resample_antialias
 from strategies import SEEDS
 from support import EPS, assert_matches_reference, make_desc, mismatches, refusal, run_cli, tensor
 
@@ -322,6 +322,8 @@ def resample_descs(draw: st.DrawFn) -> tuple[str, dict[str, Any], np.ndarray]:
         fields = {"ScaleSize": {"Width": w, "Height": h}}
     else:
         scale_set = [0.5, 1.0, 2.0, 4.0] if dyadic else [0.5, 0.75, 1.0, 1.5, 2.0, 3.0]
+        if op == "RESAMPLE3":  # below 0.5 too: the iterative downsampling where Antialiased and LINEAR
+            scale_set = [0.25, *scale_set] if dyadic else [0.2, 0.25, 0.3, *scale_set]
         offset_set = [0.0, 0.25, 0.5, -0.5] if dyadic else [0.0, 0.3, 0.5, -0.5, 1.0]
         scales = draw(st.lists(st.sampled_from(scale_set), min_size=rank, max_size=rank))
         out = [max(1, int(n * s + draw(st.sampled_from([0, 0.5, 1])))) for n, s in zip(shape, scales, strict=True)]
@@ -334,9 +336,14 @@ def resample_descs(draw: st.DrawFn) -> tuple[str, dict[str, Any], np.ndarray]:
                 fields["RoundingDirection"] = draw(
                     st.sampled_from(["DML_AXIS_DIRECTION_INCREASING", "DML_AXIS_DIRECTION_DECREASING"])
                 )
-            if op == "RESAMPLE3":  # every scale here is 0.5 or more: Antialiased changes nothing
-                fields["Antialiased"] = draw(st.booleans())
+            if op == "RESAMPLE3":  # mostly TRUE: it acts on LINEAR with a scale below 0.5
+                fields["Antialiased"] = draw(st.sampled_from([True, True, False]))
     fields |= {"InputTensor": tensor(dtype, shape), "OutputTensor": tensor(dtype, out), "InterpolationMode": mode}
+    if op == "RESAMPLE3":  # offsets the iterative downsampling refuses (test_iterative_downsampling_refusals): pixel centres
+        try:
+            make_desc(op, fields)
+        except ModelError:
+            fields |= {"InputPixelOffsets": [0.5] * rank, "OutputPixelOffsets": [-0.5] * rank}
     t = dtypes.BY_NAME[dtype]
     m = tolerances.RESAMPLE_MAGNITUDE
     x = rng.uniform(-m, m, shape).astype(t.numpy) if t.is_float else data(rng, shape, t)
@@ -640,24 +647,207 @@ def test_directml_antialiased_changes_nothing_there(scale: float, mode: str, off
     assert not mismatches(desc, {"OutputTensor": on}, {"OutputTensor": registry.family("RESAMPLE3").reference(desc, x)}, "dml")
 
 
-def test_resample3_antialiased_downscaling_is_refused_with_the_reason() -> None:
-    e = refusal("RESAMPLE3", _identity_rows(16, 5, 1 / 3, LIN, True, (0.5, -0.5)))
-    assert format_path(e.path) == "desc.Antialiased"
-    assert "Scales[1] = 0.3333333333333333, below 0.5) is DirectML's iterative downsampling" in e.rule
-    make_desc("RESAMPLE3", _identity_rows(16, 5, 1 / 3, LIN, False, (0.5, -0.5)))  # without it: RESAMPLE2's
-    make_desc("RESAMPLE3", _identity_rows(16, 5, 1 / 3, NN, True, (0.5, -0.5)))  # NEAREST: no filter
+# -- RESAMPLE3's iterative downsampling (Antialiased, LINEAR, a scale below 0.5) ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("n", "m", "want"),
+    [(16, 5, [16, 8, 5]), (12, 4, [12, 8, 4]), (15, 5, [15, 8, 5]), (9, 3, [9, 8, 4, 3]), (10, 2, [10, 8, 4, 2])]
+    + [(20, 5, [20, 16, 8, 5]), (33, 2, [33, 32, 16, 8, 4, 2]), (8, 4, [8, 4, 4]), (5, 9, [5, 9, 9]), (16, 8, [16, 8, 8])],
+)
+def test_chain_of_sizes(n: int, m: int, want: list[int]) -> None:
+    """DirectML's chains (measured): n, m, m where 2 m >= n, else the powers of two between."""
+    assert resample_antialias.chain_sizes(n, m) == want
+
+
+def test_joint_passes_pad_the_shorter_chains() -> None:
+    """(16, 10) to (5, 2) (measured): axis 0 takes 16 8 5 5 next to axis 1's 10 8 4 2."""
+    assert resample_antialias.antialiased_plans((16, 10), (5, 2)) == [[8, 5, 5], [8, 4, 2]]
+
+
+# output 0's weights over the first inputs, as DirectML 1.15 weighs them (measured, half-pixel offsets)
+AA_WEIGHTS = [
+    (16, 5, 1 / 3, [0.35, 0.35, 0.15, 0.15]),
+    (12, 4, 1 / 3, [0.375, 0.25, 0.375]),
+    (6, 2, 1 / 3, [0.375, 0.25, 0.375]),
+    (10, 2, 0.2, [7 / 32, 6 / 32, 6 / 32, 6 / 32, 7 / 32]),
+    (20, 5, 0.25, [49 / 160, 21 / 80, 3 / 16, 9 / 80, 21 / 160]),
+    (9, 3, 1 / 3, [25 / 64, 35 / 96, 13 / 96, 7 / 96, 7 / 192]),
+    (8, 2, 0.25, [0.25, 0.25, 0.25, 0.25]),
+    (16, 4, 0.3, [0.25, 0.25, 0.25, 0.25]),
+]
+
+
+@pytest.mark.parametrize(("n", "m", "scale", "want"), AA_WEIGHTS)
+def test_iterative_downsampling_weights(n: int, m: int, scale: float, want: list[float]) -> None:
+    """RESAMPLE3 of the identity: output 0 weighs the inputs as DirectML does, every candidate on
+    every target giving the reference's bytes; the rows sum to 1, the last mirrors the first."""
+    w = run("RESAMPLE3", _identity_rows(n, m, scale, LIN, True, (0.5, -0.5)), np.eye(n, dtype=np.float32)).T
+    np.testing.assert_allclose(w[0, : len(want)], want, rtol=0, atol=1e-6)
+    assert not np.any(w[0, len(want) :])
+    np.testing.assert_allclose(w.sum(axis=1), 1, atol=1e-6)
+    np.testing.assert_allclose(w[-1, ::-1], w[0], atol=1e-6)
+
+
+def test_iterative_downsampling_ignores_scales_and_rounding() -> None:
+    x = np.eye(16, dtype=np.float32)
+    base = run("RESAMPLE3", _identity_rows(16, 5, 1 / 3, LIN, True, (0.5, -0.5)), x)
+    for scale in (0.1, 0.49):
+        for rounding in (INCREASING, DECREASING):
+            fields = _identity_rows(16, 5, scale, LIN, True, (0.5, -0.5)) | {"RoundingDirection": rounding}
+            assert run("RESAMPLE3", fields, x).tobytes() == base.tobytes()
+
+
+def test_iterative_downsampling_blurs_axes_of_scale_1() -> None:
+    """Every axis takes its chain once one scale is below 0.5; a size-keeping pass of the tf pair
+    (0, -0.5) averages neighbours (u = o + 0.5, w = 1/2), so an axis of scale 1 is not kept."""
+    x = np.arange(8, dtype=np.float32).reshape(2, 4) * np.float32(4)
+    fields = resample1(x, [2, 1], LIN, [1, 0.25], ([0, 0.5], [-0.5, -0.5]), RoundingDirection=DECREASING, Antialiased=True)
+    got = run("RESAMPLE3", fields, x)
+    # axis 1: 4 -> 2 -> 1, a box of 4: 6 and 22; axis 0: 2 -> 2 -> 2, twice (x[0] + x[1]) / 2, x[1] clamped
+    assert got.ravel().tolist() == [18, 22]
+
+
+def _aa_fields(
+    x: np.ndarray, out: list[int], ip: list[float], op: list[float], scales: list[float] | None = None
+) -> dict[str, Any]:
+    scales = scales or [0.3] + [1.0] * (x.ndim - 1)
+    return resample1(x, out, LIN, scales, (ip, op), RoundingDirection=DECREASING, Antialiased=True)
+
+
+STANDARD = [(0.5, -0.5), (0.0, 0.0), (0.0, -0.5)]
+
+
+def _aa_case(rng: np.random.Generator, dtype: str, kind: str) -> tuple[np.ndarray, dict[str, Any]]:
+    """A random accepted desc: `kind` "standard" (every axis a standard pair), "one" (one axis but
+    axis 0 with any offsets; in [0, 1) for INT8 and UINT8), "arbitrary" (InputPixelOffsets in [0, 1)
+    on every axis, axis 0 too; FLOAT32 and FLOAT16 only)."""
+    rank = int(rng.integers(1, 5))
+    shape = [int(v) for v in rng.integers(1, 13 if rank > 2 else 33, rank)]
+    out = [max(1, int(n * rng.uniform(0.05, 0.49))) if rng.random() < 0.6 else int(rng.integers(1, 13)) for n in shape]
+    scales = [float(rng.uniform(0.05, 0.49))] + [float(rng.choice([1.0, rng.uniform(0.5, 3)])) for _ in range(rank - 1)]
+    scales = [float(v) for v in rng.permutation(scales)]
+    pairs = [STANDARD[int(rng.integers(3))] for _ in range(rank)]
+    if kind == "one" and rank > 1:
+        a = int(rng.integers(1, rank))
+        low = -2.0 if dtypes.BY_NAME[dtype].is_float else 0.0  # 8-bit: outside [0, 1) extrapolates (refused)
+        pairs[a] = (round(float(rng.uniform(low, 2 if low else 1)), 3), round(float(rng.uniform(-2, 2)), 3))
+    if kind == "arbitrary":
+        pairs = [(round(float(rng.uniform(0, 1)), 3), round(float(rng.uniform(-1.5, 1.5)), 3)) for _ in range(rank)]
+    t = dtypes.BY_NAME[dtype]
+    m = tolerances.RESAMPLE_MAGNITUDE
+    x = rng.uniform(-m, m, shape).astype(t.numpy) if t.is_float else data(rng, tuple(shape), t)
+    fields = resample1(x, out, LIN, scales, ([p[0] for p in pairs], [p[1] for p in pairs]))
+    return x, fields | {"RoundingDirection": str(rng.choice([INCREASING, DECREASING])), "Antialiased": True}
+
+
+AA_KINDS = [("FLOAT32", "standard"), ("FLOAT32", "one"), ("FLOAT32", "arbitrary"), ("FLOAT16", "standard")]
+AA_KINDS += [("FLOAT16", "arbitrary"), ("INT8", "standard"), ("UINT8", "standard"), ("UINT8", "one")]
+
+
+@pytest.mark.parametrize(("dtype", "kind"), AA_KINDS)
+def test_iterative_downsampling_lowered_is_the_reference(dtype: str, kind: str) -> None:
+    """1-D to 4-D: every candidate on `portable`, `cpu` and `cuda` gives the reference's bytes on the
+    CPU EP (each pass's Gathers and lerps in FLOAT32), the `dml` graph passes the static check."""
+    rng = np.random.default_rng(AA_KINDS.index((dtype, kind)))
+    for _ in range(6):
+        x, fields = _aa_case(rng, dtype, kind)
+        desc = make_desc("RESAMPLE3", fields)
+        assert resample_antialias.antialiasing(desc)
+        want = every_variant("RESAMPLE3", fields, {"InputTensor": x})
+        model = lowering.lower(desc, "t", target="cuda")
+        assert "Resize" not in _kinds(model)
+        assert runtime.create(model, "t", "cpu").run({"InputTensor": x}).tobytes() == want.tobytes()
+
+
+def test_iterative_downsampling_does_not_take_resize() -> None:
+    """Where resize_attributes would find a Resize (half-pixel, 8 to 2 on the last two of 4 axes),
+    none: the DirectML EP's Resize is RESAMPLE2's single lerp, ONNX's antialias another filter."""
+    x = np.zeros((1, 1, 8, 8), np.float32)
+    fields = _aa_fields(x, [1, 1, 2, 2], [0.5] * 4, [-0.5] * 4, [1, 1, 0.25, 0.25])
+    desc = make_desc("RESAMPLE3", fields)
+    assert resample.resize_attributes(desc) is None
+    assert resample.resize_attributes(make_desc("RESAMPLE3", fields | {"Antialiased": False})) is not None
+    for target in ("portable", "cuda", "dml"):
+        assert "Resize" not in _kinds(lowering.lower(desc, "t", target=target))
+
+
+@pytest.mark.parametrize(
+    ("fields", "path", "message"),
+    [
+        (
+            _aa_fields(np.zeros((8,), np.float32), [2], [1.0], [0.0]),
+            "desc.InputPixelOffsets[0]",
+            "must be in [0, 1) on axis 0 (the outermost, InputTensor.Sizes[0] = 8 > 1) where Antialiased LINEAR "
+            "downscaling acts (Scales[0] = 0.3, below 0.5), not 1.0",
+        ),
+        (
+            _aa_fields(np.zeros((8, 6), np.float32), [2, 6], [-0.25, 0.5], [0.5, -0.5]),
+            "desc.InputPixelOffsets[0]",
+            "must be in [0, 1) on axis 0",
+        ),
+        (
+            _aa_fields(np.zeros((1, 8, 6), np.float32), [1, 2, 6], [0.5, 1.5, 0.2], [-0.5, 0.0, 0.1]),
+            "desc.InputPixelOffsets[1]",
+            "and axis 2 has offsets other than (0.5, -0.5), (0, 0), (0, -0.5) too, not 1.5",
+        ),
+        (
+            _aa_fields(np.zeros((8, 6), np.int8), [2, 6], [0.3, 0.5], [0.1, -0.5]),
+            "desc.InputPixelOffsets[0]",
+            "must be one of (0.5, -0.5), (0, 0), (0, -0.5) with OutputPixelOffsets[0] on INT8",
+        ),
+        (
+            _aa_fields(np.zeros((1, 8), np.uint8), [1, 2], [0.5, 1.25], [-0.5, 0.0]),
+            "desc.InputPixelOffsets[1]",
+            "must be in [0, 1) on UINT8",
+        ),
+    ],
+)
+def test_iterative_downsampling_refusals(fields: dict[str, Any], path: str, message: str) -> None:
+    e = refusal("RESAMPLE3", fields)
+    assert format_path(e.path) == path and message in e.rule, (format_path(e.path), e.rule)
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        _aa_fields(np.zeros((1, 8), np.float32), [1, 2], [1.5, -1.25], [-2.0, 0.75]),  # axis 0 of one element
+        _aa_fields(np.zeros((3, 8), np.float32), [3, 2], [0.5, 1.5], [-0.5, -1.0]),  # one wild axis but axis 0
+        _aa_fields(np.zeros((8, 6, 5), np.float32), [2, 6, 5], [0.3, 0.9, 0.0], [0.1, 1.2, -1.0]),  # in [0, 1): a few ulps
+        _aa_fields(np.zeros((8, 6), np.int8), [2, 6], [0.0, 0.7], [-0.5, 0.2]),  # one odd axis: exact
+        _aa_fields(np.zeros((8,), np.float32), [2], [0.5], [-0.5]) | {"Antialiased": False},  # RESAMPLE2's
+        _aa_fields(np.zeros((8,), np.float32), [2], [1.0], [0.0]) | {"InterpolationMode": NN},  # no filter
+    ],
+)
+def test_iterative_downsampling_accepts(fields: dict[str, Any]) -> None:
+    x = np.random.default_rng(3).uniform(-8, 8, fields["InputTensor"]["Sizes"]).astype(fields["InputTensor"]["DataType"].lower())
+    every_variant("RESAMPLE3", fields, {"InputTensor": x})
 
 
 @live
-def test_directml_antialiased_downscaling_averages_more_inputs() -> None:
-    """What the refusal is about, as DirectML 1.15 computes it: 16 to 5 at 1/3 weighs four inputs
-    per output (0.35 0.35 0.15 0.15), where RESAMPLE2 reads one (coordinate 1)."""
-    x = {"InputTensor": np.eye(16, dtype=np.float32)}
-    weights = dmlapi.execute(make_desc("RESAMPLE3", _identity_rows(16, 5, 1 / 3, LIN, False, (0.5, -0.5))), x).output.T
-    fields = _identity_rows(16, 5, 1 / 3, LIN, True, (0.5, -0.5))
-    from dml2onnx.core.desc import parse_operator_desc
+def test_directml_iterative_downsampling_weights() -> None:
+    """The identity rows of AA_WEIGHTS through DirectML's API: the reference's bytes."""
+    for n, m, scale, _ in AA_WEIGHTS:
+        x = {"InputTensor": np.eye(n, dtype=np.float32)}
+        desc = make_desc("RESAMPLE3", _identity_rows(n, m, scale, LIN, True, (0.5, -0.5)))
+        got = dmlapi.execute(desc, x).output
+        assert got.tobytes() == registry.family("RESAMPLE3").reference(desc, x).tobytes(), (n, m)
+    x = np.arange(8, dtype=np.float32).reshape(2, 4) * np.float32(4)
+    fields = resample1(x, [2, 1], LIN, [1, 0.25], ([0, 0.5], [-0.5, -0.5]), RoundingDirection=DECREASING, Antialiased=True)
+    assert dmlapi.execute(make_desc("RESAMPLE3", fields), {"InputTensor": x}).output.ravel().tolist() == [18, 22]
 
-    desc = parse_operator_desc("RESAMPLE3", fields, ("desc",), ("type",))  # refused by validation: run as is
-    aa = dmlapi.execute(desc, x).output.T
-    assert np.count_nonzero(weights[0]) == 1 and np.count_nonzero(aa[0]) == 4
-    np.testing.assert_allclose(aa[0, :4], [0.35, 0.35, 0.15, 0.15], atol=1e-6)
+
+@live
+@pytest.mark.parametrize(("dtype", "kind"), AA_KINDS)
+def test_directml_iterative_downsampling(dtype: str, kind: str) -> None:
+    """Random accepted descs, 1-D to 4-D, through DirectML's API: the reference's bytes where the
+    passes are exact (antialiasing_exact, FLOAT32 and the 8-bit types), else within tolerances.py."""
+    rng = np.random.default_rng(100 + AA_KINDS.index((dtype, kind)))
+    for _ in range(12):
+        x, fields = _aa_case(rng, dtype, kind)
+        desc = make_desc("RESAMPLE3", fields)
+        got = dmlapi.execute(desc, {"InputTensor": x}).output
+        want = registry.family("RESAMPLE3").reference(desc, {"InputTensor": x})
+        if dtype != "FLOAT16" and resample_antialias.antialiasing_exact(desc):
+            assert got.tobytes() == want.tobytes(), (x.shape, fields["OutputTensor"], fields["InputPixelOffsets"])
+        assert not mismatches(desc, {"OutputTensor": got}, {"OutputTensor": want}, "dml"), (x.shape, fields)
