@@ -13,12 +13,21 @@ $(STAMP): requirements.lock pyproject.toml
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
-# The seed examples, run on the CPU EP, printing their results.
+# The seed examples, run on the CPU EP (EP=dml, EP=directml ... another engine), printing their
+# results; then each checked against the numpy reference, and a verdict.
 run: $(STAMP)
 	@for m in models/*.json; do \
 		echo "== $$m"; \
 		$(PY) -m dml2onnx run "$$m" --ep $${EP:-cpu} || exit $$?; \
 	done
+	@log=$$(mktemp); ok=0; total=0; \
+	for m in models/*.json; do \
+		total=$$((total + 1)); \
+		if $(PY) -m dml2onnx check "$$m" --ep $${EP:-cpu} >"$$log" 2>&1; then ok=$$((ok + 1)); \
+		else echo "== $$m: check failed"; cat "$$log"; fi; \
+	done; rm -f "$$log"; \
+	echo "== verdict: $$total models run on $${EP:-cpu}; $$ok of $$total match the numpy reference"; \
+	test $$ok -eq $$total
 
 # The suite on every core (pytest-xdist): about 7 minutes on a 2-core machine (CI, 2026-11-23).
 test: $(STAMP)

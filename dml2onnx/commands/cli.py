@@ -16,7 +16,7 @@ import onnx
 
 from dml2onnx import __version__, lowering
 from dml2onnx.backends import runtime
-from dml2onnx.commands import bench, capture, check, inspection, listing
+from dml2onnx.commands import bench, capture, check, inspection, listing, operator_info
 from dml2onnx.core import featurelevels, files, limits
 from dml2onnx.core.errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError, one_line
 from dml2onnx.formats import dxdispatch, onnx_dispatchable
@@ -286,13 +286,17 @@ def _parser() -> argparse.ArgumentParser:
 
     ops = sub.add_parser(
         "ops",
-        help="list every DirectML operator: lowered or not, feature level, data types, ONNX ops",
-        description="List every DirectML operator type (DML_OPERATOR_*, in DML_OPERATOR_TYPE order): whether dml2onnx "
-        "lowers it, the feature level that introduced it, the data types of its doc page's 'Tensor support' table "
-        "(none listed where that table is not recorded yet), and for the lowered ones the ONNX ops of their portable "
-        "lowerings (found by lowering an example desc of each data type with every candidate lowering).",
+        help="list every DirectML operator, or one operator's fields, data types and a runnable example",
+        description="Without NAME: every DirectML operator type (DML_OPERATOR_*, in DML_OPERATOR_TYPE order): whether "
+        "dml2onnx lowers it, the feature level that introduced it, the data types of its doc page's 'Tensor support' "
+        "table, and the ONNX ops of its portable lowerings (found by lowering an example desc of each data type with "
+        "every candidate lowering). With NAME (CONVOLUTION or DML_OPERATOR_CONVOLUTION): that operator's desc fields "
+        "in struct order with their kinds and enum values, its data types and dimension counts, its doc page, and "
+        "with --example a DxDispatch model that runs it (dml2onnx run FILE).",
     )
-    ops.add_argument("--json", action="store_true", help="print a JSON list of objects (name, supported, introduced, ...)")
+    ops.add_argument("name", nargs="?", metavar="NAME", help="one operator (short or full name)")
+    ops.add_argument("--example", action="store_true", help="with NAME: print a DxDispatch model that runs it")
+    ops.add_argument("--json", action="store_true", help="print JSON (a list of operators, or NAME's facts as an object)")
     ops.add_argument("--markdown", action="store_true", help="print the README's overview: operators by feature level")
     ops.add_argument(
         "--feature-level",
@@ -450,6 +454,19 @@ def _ops(args: argparse.Namespace) -> None:
     level = featurelevels.parse(args.feature_level) if args.feature_level else featurelevels.NEWEST
     if args.json and args.markdown:
         raise UsageError("--json and --markdown: pick one")
+    if args.example and not args.name:
+        raise UsageError("--example needs an operator NAME (dml2onnx ops CONVOLUTION --example)")
+    if args.name:
+        if args.markdown or args.feature_level:
+            raise UsageError("--markdown and --feature-level list every operator: leave NAME out")
+        if args.example and args.json:
+            raise UsageError("--example prints a model, which is JSON already: leave out --json")
+        if args.example:
+            print(operator_info.example_json(args.name), end="")
+            return
+        info = operator_info.facts(args.name)
+        print(json.dumps(info, indent=1) if args.json else operator_info.text(info))
+        return
     if args.markdown:
         print(listing.markdown(), end="")
         return
@@ -487,4 +504,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return e.exit_status
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader left (`dml2onnx ops | head`): stop quietly, as other tools do
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
+        return 141
     return status or 0

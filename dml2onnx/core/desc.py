@@ -241,6 +241,11 @@ def parse_operator_desc(
         also = "".join(f"; {a} into {', '.join(into)} only" for a, into in schema.FUSED_ONLY_INTO.items())
         raise ModelError(type_path, f"{op.full_name} cannot be a fused activation here (fusable: {fusable}{also})")
     reject_unknown_keys(obj, [f.name for f in op.fields], path, f"DML_{op.name}_OPERATOR_DESC")
+    missing = [
+        f.name for f in op.fields if f.name not in obj and not f.optional and not (fused and f.kind in (Kind.INPUT, Kind.OUTPUT))
+    ]
+    if len(missing) > 1:  # all of them in one message (one alone: at its own path, below)
+        raise ModelError(path, f"required fields are missing: {', '.join(missing)} (DML_{op.name}_OPERATOR_DESC)")
     values: dict[str, Any] = {}
     for f in op.fields:
         p = path + (f.name,)

@@ -15,10 +15,9 @@ import onnx
 from onnx import helper
 
 from dml2onnx import __version__, lowering
-from dml2onnx.backends import runtime
+from dml2onnx.backends import dmlapi, runtime
 from dml2onnx.core import dtypes, featurelevels
 from dml2onnx.core.desc import OperatorDesc, parse_operator_desc, parse_tensor_desc
-from dml2onnx.core.errors import RuntimeFailure
 from dml2onnx.core.tensor import TensorDesc
 from dml2onnx.graph.builder import DEFAULT_OPSET
 from dml2onnx.graph.rename import renamed_nodes
@@ -259,16 +258,24 @@ class Graph:
     def run(
         self, inputs: Arrays, outputs: Outputs, ep: str = "cpu", opset: int = DEFAULT_OPSET, target: str = "portable"
     ) -> dict[str, np.ndarray] | list[np.ndarray]:
-        """The to_onnx graph on ONNX Runtime's `ep` (no CPU fallback for a GPU EP)."""
+        """The to_onnx graph on `ep`: an ONNX Runtime EP (`cpu`, `cuda`, `dml`: no CPU fallback for a GPU
+        EP; `auto`: the best present), `directml` (each call's desc executed by DirectML's own API, in
+        order) or `reference` (the numpy references, chained)."""
+        if ep == "reference":
+            return self.reference(inputs, outputs)
         named = self._named(outputs)
-        used, _ = self._needed(named)
+        used, nodes = self._needed(named)
         feeds = self._feeds(inputs, used)
-        session = runtime.create(self.to_onnx(outputs, opset, target), "dmlx", runtime.resolve(ep))
-        try:
-            results = session.session.run([k for k, _ in named], feeds)
-        except Exception as e:  # ORT raises its own exception types for runtime failures
-            raise RuntimeFailure(f"the dmlx graph failed on {runtime.PROVIDERS[session.ep]}: {e}") from None
-        return _shaped(outputs, named, results)
+        engine = runtime.resolve(ep)
+        if engine == runtime.DIRECTML:
+            values: dict[Expression | Node, np.ndarray] = dict(zip(used, feeds.values(), strict=True))
+            for node in nodes:
+                arrays = {f: values[_source(e)] for f, e in node.inputs.items()}
+                values[node] = dmlapi.execute(node.desc, arrays, name=node.name).output
+            return _shaped(outputs, named, [values[_source(e)] for _, e in named])
+        session = runtime.create(self.to_onnx(outputs, opset, target), "dmlx", engine)
+        results = session.run_all(feeds, [k for k, _ in named])  # a RuntimeFailure names the EP
+        return _shaped(outputs, named, [results[k] for k, _ in named])
 
     def reference(self, inputs: Arrays, outputs: Outputs) -> dict[str, np.ndarray] | list[np.ndarray]:
         """Each call's numpy reference, chained."""

@@ -20,7 +20,7 @@ _ACTIVATION_PARAMETERS = {"Steepness": 1.0, "Alpha": 0.5, "Beta": 0.25, "Gamma":
 _BOUNDS = {"Min": 0, "Max": 1}  # CLIP, CLIP1, THRESHOLD (scalar unions take the tensor's type)
 
 
-def _examples(op: schema.OperatorSchema) -> list[dict[str, Any]]:
+def example_descs(op: schema.OperatorSchema) -> list[dict[str, Any]]:
     """Example descs of `op`: its module's own (`examples(op)`), or for an element-wise operator
     one per input data type of its newest table."""
     family = registry.family(op.name)
@@ -57,7 +57,7 @@ def onnx_ops(name: str) -> tuple[str, ...]:
     """The ONNX op types of every portable lowering of the example descs of `name`, sorted."""
     op = operator_table.OPERATORS[name]
     found: set[str] = set()
-    for example in _examples(op):
+    for example in example_descs(op):
         try:
             desc = parse_operator_desc(name, example, ("desc",), ("type",))
             lowering.validate(desc)

@@ -287,7 +287,7 @@ def test_lowered_ops_examples_all_validate() -> None:
     from dml2onnx.core.desc import parse_operator_desc
 
     for name, op in ((n, TABLE[n]) for n in registry.BY_OPERATOR):
-        examples = onnx_ops._examples(op)
+        examples = onnx_ops.example_descs(op)
         assert examples, name
         for e in examples:
             lowering.validate(parse_operator_desc(name, e, ("desc",), ("type",)))

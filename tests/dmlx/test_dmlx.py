@@ -13,7 +13,8 @@ import onnx
 import pytest
 
 from dml2onnx import dmlx
-from dml2onnx.core.errors import ModelError
+from dml2onnx.backends import dmlapi
+from dml2onnx.core.errors import ModelError, RuntimeFailure
 from dml2onnx.dmlx.activations import ACTIVATION_FUNCTIONS, DEFAULTS
 from dml2onnx.formats import dxdispatch
 from dml2onnx.graph import dml_ep
@@ -115,6 +116,32 @@ def test_chain_matches_reference_and_cli(tmp_path: Path) -> None:
     model = g.to_dxdispatch({"best": best, "one_hot": one_hot}, CHAIN_INPUTS)
     assert list(model["dispatchables"]) == ["ArgMax_1", "OneHot_1"]
     assert cli_printed(tmp_path, model) == {"best": [1, 0], "one_hot": got["one_hot"].reshape(-1).tolist()}
+
+
+ENGINES = [
+    "cpu",
+    "reference",
+    pytest.param("directml", marks=pytest.mark.skipif(dmlapi.missing() is not None, reason="make dml-setup: DirectML's API")),
+    pytest.param("dml", marks=pytest.mark.dml),  # the DirectML EP under Wine: seconds to start
+    pytest.param("auto", marks=pytest.mark.dml),  # the best EP present (here: the DirectML EP under Wine)
+]
+
+
+@pytest.mark.parametrize("ep", ENGINES)
+def test_chain_runs_on_every_engine(ep: str) -> None:
+    """The same chain from Python on each engine (`dml` and `auto` once crashed: the Wine host's
+    session has no ONNX Runtime `run`; `directml` raised a bare KeyError)."""
+    g, best, one_hot = build_chain()
+    got = g.run(CHAIN_INPUTS, {"best": best, "one_hot": one_hot}, ep=ep)
+    assert isinstance(got, dict)
+    np.testing.assert_array_equal(got["best"], [[1], [0]])
+    np.testing.assert_array_equal(got["one_hot"], [[0, 1, 0, 0, 0], [1, 0, 0, 0, 0]])
+
+
+def test_unknown_engine_is_a_clear_error() -> None:
+    g, best, _ = build_chain()
+    with pytest.raises(RuntimeFailure, match=r"unknown execution provider 'gpu' \(auto, cpu, cuda, dml, directml\)"):
+        g.run(CHAIN_INPUTS, [best], ep="gpu")
 
 
 def test_to_onnx_passes_the_checker() -> None:
