@@ -17,7 +17,9 @@ from onnx import TensorProto, helper
 
 from dml2onnx import lowering
 from dml2onnx.backends import runtime
+from dml2onnx.core.errors import UsageError
 from dml2onnx.formats.dxdispatch import Dispatch, Dispatchable, Model
+from dml2onnx.graph import targets
 from dml2onnx.run.executor import Executor
 
 COPY_BYTES = 256 * 2**20
@@ -129,10 +131,16 @@ def bench(
     log: TextIO = sys.stderr,
     as_json: bool = False,
     opset: int = 17,
-    target: str = "portable",
+    target: str | None = None,
 ) -> dict[str, Any]:
+    if ep == runtime.DIRECTML:
+        raise UsageError(
+            "bench times lowered ONNX graphs with device-bound I/O; DirectML's API (directml) runs the descs: "
+            "time them with dml2onnx run --ep directml -i N"
+        )
     ep = runtime.resolve(ep, bound_io=True)
-    log.write(f"dml2onnx bench: measuring the copy bandwidth on {runtime.PROVIDERS[ep]}...\n")
+    target = target or targets.for_engine(ep)  # unless given, the graphs built for this EP
+    log.write(f"dml2onnx bench: target {target}; measuring the copy bandwidth on {runtime.PROVIDERS[ep]}...\n")
     copy = copy_bandwidth(ep)
     feeds = first_feeds(model)
     rows = []

@@ -14,7 +14,7 @@ from dml2onnx.backends import runtime, winhost
 from dml2onnx.core.errors import RuntimeFailure
 from dml2onnx.formats import onnx_dispatchable
 from dml2onnx.formats.dxdispatch import Dispatchable, Model
-from dml2onnx.graph import dml_ep
+from dml2onnx.graph import dml_ep, targets
 from dml2onnx.graph.builder import DEFAULT_OPSET
 from dml2onnx.lowering.tolerances import Comparison, compare, compare_outputs
 from dml2onnx.run.executor import Executor
@@ -37,13 +37,19 @@ def _fmt(x: float) -> str:
     return "0" if x == 0 else f"{x:.3g}"
 
 
-def dynamic(model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSET, target: str = "portable") -> bool:
-    """Runs the model on the reference and on each EP; prints one row per dispatch and EP."""
+def dynamic(
+    model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSET, target: str | None = None, log: TextIO | None = None
+) -> bool:
+    """Runs the model on the reference and on each EP; prints one row per dispatch and EP. `target`:
+    the graphs every EP runs (None: each EP its own, graph/targets.py's for_engine); progress to `log`."""
     quiet = io.StringIO()
     reference = Executor(model, "reference", opset, quiet, quiet, write_files=False)
     reference.run()
     rows: list[Row] = []
     for ep in eps:
+        if log is not None:
+            log.write(f"dml2onnx check: {runtime.label(ep)}...\n")
+            log.flush()
         ex = Executor(model, ep, opset, quiet, quiet, target, write_files=False)
         try:
             ex.run()
@@ -80,9 +86,18 @@ def dynamic(model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSE
     checks = f"{len(rows)} check{'s' if len(rows) != 1 else ''}"
     out.write(
         f"{checks} on {', '.join(runtime.label(e) for e in eps)} against the numpy reference "
-        f"({_versions(eps)}, target {target}): " + ("all match, every node on its EP\n" if not bad else f"{len(bad)} failed\n")
+        f"({_versions(eps)}, {_targets(eps, target)}): "
+        + ("all match, every node on its EP\n" if not bad else f"{len(bad)} failed\n")
     )
     return not bad
+
+
+def _targets(eps: list[str], target: str | None) -> str:
+    """Which graphs ran: the one target asked for, or each ONNX Runtime EP's own."""
+    if target is not None:
+        return f"target {target}"
+    own = [f"{targets.for_engine(ep)} on {runtime.label(ep)}" for ep in eps if ep in runtime.PROVIDERS]
+    return "targets " + ", ".join(own) if own else "no lowered graphs: DirectML's API ran the descs"
 
 
 def _comparisons(d: Any, got: dict[str, np.ndarray], want: dict[str, np.ndarray], ep: str) -> dict[str, Comparison]:

@@ -84,9 +84,45 @@ def _common(sub: argparse.ArgumentParser, model: str = "MODEL.json", model_help:
     sub.add_argument(
         "--target",
         choices=targets.NAMES,
-        default="portable",
-        help="lowering target (default portable: runs without fallback on the CPU, CUDA and DirectML EPs)",
+        help="lowering target: the ONNX graphs built for an EP (default: run, check and bench use the EP's own, "
+        "cpu, cuda or dml; export and inspect use portable, the graphs that run without fallback on all three)",
     )
+    sub.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+
+
+# The engines every command names alike: ONNX Runtime's EPs, and DirectML's own API.
+ENGINES = ("auto", "cpu", "cuda", "dml", "directml")
+ENGINES_HELP = (
+    "cpu, cuda and dml are ONNX Runtime's execution providers (dml: the DirectML EP; on Linux under Wine, make "
+    "dml-setup), GPU EPs without CPU fallback; directml is DirectML's own API running the descs (and compiling "
+    "serialized graphs), no ONNX; auto is the best present: DirectML, then CUDA, then the CPU (on Linux: CUDA, then "
+    "the DirectML EP under Wine, then the CPU)"
+)
+
+
+def _ep(sub: argparse.ArgumentParser, default: str | None, repeatable: bool = False) -> None:
+    said = "default: every engine present" if default is None else f"default {default}"
+    sub.add_argument(
+        "--ep",
+        choices=ENGINES,
+        action="append" if repeatable else "store",
+        default=default,
+        help=f"the engine ({'repeatable; ' if repeatable else ''}{said}): {ENGINES_HELP}",
+    )
+
+
+def _iterations(sub: argparse.ArgumentParser, default: int, what: str) -> None:
+    sub.add_argument("-i", "--iterations", type=_positive, default=default, metavar="N", help=f"{what} (default {default})")
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
 
 
 def _free_dims(sub: argparse.ArgumentParser) -> None:
@@ -142,6 +178,9 @@ def _session_options(sub: argparse.ArgumentParser) -> None:
 def _load(args: argparse.Namespace) -> dxdispatch.Model:
     """The model, with the command line's free dimension overrides and session options."""
     model = dxdispatch.load(args.model, args.feature_level)
+    if not args.quiet:
+        for note in dxdispatch.reinterpretations(model):
+            print(f"dml2onnx: note: {note}", file=sys.stderr)
     onnx_dispatchable.apply_command_line(model.dispatchables, args.free_dim_name, args.free_dim_denotation)
     if hasattr(args, "session_config"):
         onnx_dispatchable.apply_session_options(
@@ -166,18 +205,10 @@ def _parser() -> argparse.ArgumentParser:
         "exactly as DxDispatch prints it; progress goes to stderr.",
     )
     _common(run)
-    run.add_argument(
-        "--ep",
-        choices=("auto", "cpu", "cuda", "dml", "directml"),
-        default="cpu",
-        help="execution provider (default: cpu); auto picks DirectML, then CUDA, then CPU (on Linux: CUDA, then "
-        "DirectML under Wine, then CPU). GPU EPs run with CPU fallback disabled. dml on Linux: ONNX Runtime's "
-        "DirectML EP under Wine (make dml-setup); directml: DirectML's own API executes each desc and compiles each "
-        "serialized graph (IDMLDevice1::CompileGraph), no ONNX",
-    )
+    _ep(run, "cpu")
+    _iterations(run, 1, "run each dispatch N times, as DxDispatch's -i: the first run's time apart, then the median")
     _free_dims(run)
     _session_options(run)
-    run.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     run.add_argument("--allow-any-path", action="store_true", help="let writeFile write outside the current folder")
 
     export = sub.add_parser(
@@ -190,8 +221,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     _common(export)
     _free_dims(export)
-    export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder (inside the current one)")
-    export.add_argument("--allow-any-path", action="store_true", help="let -o name a folder outside the current one")
+    export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder (anywhere; created if missing)")
+    export.add_argument("--allow-any-path", action="store_true", help="(accepted as before: -o may name any folder)")
     export.add_argument(
         "--functions",
         action="store_true",
@@ -220,13 +251,7 @@ def _parser() -> argparse.ArgumentParser:
         "ONNX Runtime's DirectML EP would not take. Exit status 1 on a mismatch or a refused node.",
     )
     _common(check)
-    check.add_argument(
-        "--ep",
-        action="append",
-        choices=("cpu", "cuda", "dml", "directml"),
-        help="an EP to check (repeatable; default: every EP present, with dml and directml where make dml-setup "
-        "has set up Wine); directml is DirectML's own API executing the desc or compiling the serialized graph",
-    )
+    _ep(check, None, repeatable=True)
     check.add_argument("--static", action="store_true", help="no execution: the static DirectML EP check")
     _free_dims(check)
     _session_options(check)
@@ -239,8 +264,8 @@ def _parser() -> argparse.ArgumentParser:
         "once), and that as a fraction of the device's copy bandwidth measured in the same run.",
     )
     _common(bench)
-    bench.add_argument("--ep", choices=("auto", "cpu", "cuda", "dml"), default="auto", help="execution provider (default auto)")
-    bench.add_argument("-i", "--iterations", type=int, default=100, help="timed iterations (default 100)")
+    _ep(bench, "auto")
+    _iterations(bench, 100, "timed iterations, after warm-up")
     bench.add_argument("--json", action="store_true", help="print JSON instead of text lines")
     _free_dims(bench)
     _session_options(bench)
@@ -296,6 +321,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     ops.add_argument("name", nargs="?", metavar="NAME", help="one operator (short or full name)")
     ops.add_argument("--example", action="store_true", help="with NAME: print a DxDispatch model that runs it")
+    ops.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr (ops prints none)")
     ops.add_argument("--json", action="store_true", help="print JSON (a list of operators, or NAME's facts as an object)")
     ops.add_argument("--markdown", action="store_true", help="print the README's overview: operators by feature level")
     ops.add_argument(
@@ -310,7 +336,9 @@ def _parser() -> argparse.ArgumentParser:
 def _run(args: argparse.Namespace) -> None:
     model = _load(args)
     log = io.StringIO() if args.quiet else sys.stderr
-    Executor(model, args.ep, args.opset, sys.stdout, log, args.target, allow_any_path=args.allow_any_path).run()
+    Executor(
+        model, args.ep, args.opset, sys.stdout, log, args.target, allow_any_path=args.allow_any_path, iterations=args.iterations
+    ).run()
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -318,14 +346,14 @@ def _check(args: argparse.Namespace) -> int:
     if args.static:
         if args.ep and args.ep != ["dml"]:
             raise UsageError("--static checks the DirectML EP only: use --ep dml or no --ep")
-        return 0 if check.static_dml(model, sys.stdout, args.opset, args.target) else 1
+        return 0 if check.static_dml(model, sys.stdout, args.opset, args.target or "portable") else 1
     eps = args.ep or runtime.engines()
     graphs = [d for d in model.dispatchables.values() if isinstance(d, onnx_dispatchable.GraphDispatchable)]
     if not args.ep and any(d.serialized is None for d in graphs):
         eps = [ep for ep in eps if ep != runtime.DIRECTML]  # DirectML's API runs descs and its graphs, not ONNX graphs
-    for ep in eps:
-        runtime.resolve(ep)
-    return 0 if check.dynamic(model, eps, sys.stdout, args.opset, args.target) else 1
+    eps = list(dict.fromkeys(runtime.resolve(ep) for ep in eps))  # auto: the best present, named
+    log = None if args.quiet else sys.stderr
+    return 0 if check.dynamic(model, eps, sys.stdout, args.opset, args.target, log) else 1
 
 
 def _refuse_dml_fallback(name: str, model: onnx.ModelProto, target: str) -> None:
@@ -339,7 +367,8 @@ def _refuse_dml_fallback(name: str, model: onnx.ModelProto, target: str) -> None
 
 
 def _export(args: argparse.Namespace) -> None:
-    _check_output_folder(args.output, args.allow_any_path)
+    args.target = args.target or "portable"  # no engine: the graphs every EP runs
+    _check_output_folder(args.output)
     model = _load(args)
     bound_for_dml = "dml" in targets.TARGETS[args.target].runs_on
     # Lower everything before writing anything: a failure leaves the folder untouched.
@@ -387,12 +416,11 @@ def _export(args: argparse.Namespace) -> None:
         print(f"{paths[name]}: {_describe(m)}")
 
 
-def _check_output_folder(output: str, allow_any_path: bool) -> None:
-    """`export -o DIR`: a name a folder can have, inside the current folder unless allowed
-    elsewhere, and a folder (or nothing yet) where it points."""
+def _check_output_folder(output: str) -> None:
+    """`export -o DIR`: a name a folder can have, and a folder (or nothing yet) where it points. The
+    user's own command line may name any folder (the current-folder rule is for paths a model writes)."""
     try:
         files.check_name(output, from_model=False)
-        files.refuse_outside(output, allow_any_path)
     except files.PathRefused as e:
         raise UsageError(f"-o {e}") from None
     try:
@@ -406,6 +434,7 @@ def _check_output_folder(output: str, allow_any_path: bool) -> None:
 
 
 def _inspect(args: argparse.Namespace) -> None:
+    args.target = args.target or "portable"
     model, name = inspection.load(
         args.model,
         args.dispatchable,
@@ -428,7 +457,8 @@ def _bench(args: argparse.Namespace) -> None:
     if args.iterations < 1:
         raise UsageError(f"--iterations must be at least 1, got {args.iterations}")
     model = _load(args)
-    bench.bench(model, args.ep, args.iterations, sys.stdout, sys.stderr, args.json, args.opset, args.target)
+    log = io.StringIO() if args.quiet else sys.stderr
+    bench.bench(model, args.ep, args.iterations, sys.stdout, log, args.json, args.opset, args.target)
 
 
 def _capture(args: argparse.Namespace) -> None:

@@ -47,7 +47,8 @@ class ModelError(Dml2OnnxError):
     def __init__(self, path: JsonPath, rule: str) -> None:
         self.path = tuple(path)
         self.rule = one_line(rule)
-        super().__init__(f"{format_path(self.path)}: {self.rule}")
+        # a rule about the whole file names the file itself: no "(model):" before it
+        super().__init__(f"{format_path(self.path)}: {self.rule}" if self.path else self.rule)
 
 
 class UsageError(Dml2OnnxError):

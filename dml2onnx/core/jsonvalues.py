@@ -4,6 +4,7 @@ value types (integers must be JSON integers, BOOLs JSON booleans, FLOATs numbers
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 from typing import Any
@@ -147,4 +148,8 @@ def reject_unknown_keys(obj: dict[str, Any], known: set[str] | list[str], path: 
     for key in obj:
         if key not in known:
             listed = ", ".join(known)
-            raise ModelError(path + (key,), f"unknown field of {what} (known: {listed})")
+            close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6) or [
+                k for k in known if isinstance(key, str) and k.lower() == key.lower()
+            ]
+            hint = f"did you mean {close[0]}? " if close else ""
+            raise ModelError(path + (key,), f"unknown field of {what} ({hint}known: {listed})")

@@ -11,7 +11,7 @@ from typing import Any
 from dml2onnx import lowering
 from dml2onnx.core import files
 from dml2onnx.core.desc import OperatorDesc, parse_operator_desc, split_type_and_desc
-from dml2onnx.core.errors import JsonPath, ModelError
+from dml2onnx.core.errors import JsonPath, ModelError, format_path
 from dml2onnx.core.jsonvalues import (
     expect_array,
     expect_bool,
@@ -101,6 +101,13 @@ def load(path: str | Path, level: str = NEWEST_LEVEL) -> Model:
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as e:
+        if path.suffix.lower() == ".onnx":
+            raise ModelError(
+                (),
+                f"{files.shown(path)} is an ONNX model, not a DxDispatch JSON model: run it as an ONNX dispatchable "
+                f'(a model whose dispatchable is {{"type": "onnx", "sourcePath": "{path.name}"}}), or capture what '
+                "DirectML runs for it (dml2onnx capture)",
+            ) from None
         raise ModelError((), f"{files.shown(path)} is not UTF-8 text: {e.reason} at byte {e.start}") from None
     return parse(load_jsonc(text), path.parent if str(path.parent) else Path("."), path, level)
 
@@ -195,13 +202,36 @@ def _checked(binding: Binding, desc: OperatorDesc, point: str, p: JsonPath, reso
         )
     room = res.size - binding.offset
     if room < tensor.size_in_bytes:
+        held = f" ({room * 8 // res.data_type.element_bits} {res.data_type.name} values)" if res.data_type and room > 0 else ""
+        elements = tensor.size_in_bytes * 8 // tensor.data_type.element_bits
         raise ModelError(
             p,
-            f"resource '{binding.resource}' has {max(room, 0)} bytes from offset "
-            f"{binding.offset}, but {point} ({tensor.describe()}) needs "
-            f"{tensor.size_in_bytes}",
+            f"resource '{binding.resource}' has {max(room, 0)} bytes from offset {binding.offset}{held}, but {point} "
+            f"({tensor.describe()}) needs {tensor.size_in_bytes} ({elements} {tensor.data_type.name} elements)",
         )
     return binding
+
+
+def reinterpretations(model: Model) -> list[str]:
+    """One line per bind point that reads or writes a resource whose initial values have another data
+    type: DirectML (and DxDispatch) take the bytes as the tensor's type, as dml2onnx does, which is
+    rarely what a model's author meant."""
+    notes: dict[tuple[str, str], str] = {}
+    for cmd in model.commands:
+        if not isinstance(cmd, Dispatch):
+            continue
+        d = model.dispatchables[cmd.dispatchable]
+        if not isinstance(d, Dispatchable):
+            continue
+        for point in (*d.desc.inputs, *d.desc.outputs):
+            b, _ = cmd.binding(point, d)
+            res, tensor = model.resources[b.resource], d.desc.tensor(point)
+            if res.data_type is not None and res.data_type != tensor.data_type and not res.deferred:
+                notes[(d.name, point)] = (
+                    f"{format_path(b.path)}: {d.name}'s {point} is {tensor.data_type.name}, but resource '{b.resource}' "
+                    f"holds {res.data_type.name} values: their bytes are read as {tensor.data_type.name}, as DirectML does"
+                )
+    return list(notes.values())
 
 
 def _binding(v: Any, p: JsonPath, resources: dict[str, Resource]) -> Binding:

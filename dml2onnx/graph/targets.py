@@ -79,3 +79,12 @@ NAMES = tuple(TARGETS)
 # The doc string of a node emitted for Target.dml_nodes: it computes DirectML's semantics on the
 # DirectML EP only (elsewhere ONNX's: a FLOAT32 -> INT8 Cast wraps on the CPU EP, saturates there).
 DML_NODE_DOC = "the node the DirectML EP maps back onto the DirectML operator"
+
+# The target each engine runs unless --target says otherwise (run, check, bench): the graphs built for
+# that EP. DirectML's API and the numpy reference run the descs themselves; export and inspect have no
+# engine: `portable`, the graphs every EP runs.
+ENGINE_TARGETS = {"cpu": "cpu", "cuda": "cuda", "dml": "dml"}
+
+
+def for_engine(ep: str) -> str:
+    return ENGINE_TARGETS.get(ep, "portable")

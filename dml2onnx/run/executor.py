@@ -19,6 +19,7 @@ from dml2onnx.core.tensor import read_tensor, write_tensor
 from dml2onnx.formats import images, onnx_dispatchable
 from dml2onnx.formats.dxdispatch import Dispatch, Dispatchable, Model, Print, WriteFile
 from dml2onnx.formats.printing import format_print
+from dml2onnx.graph import targets
 from dml2onnx.graph.builder import DEFAULT_OPSET
 
 
@@ -46,7 +47,9 @@ class _FunctionGraph:
 
 
 class Executor:
-    """Runs the commands in order. `ep` is an EP short name, `auto`, or `reference` (numpy)."""
+    """Runs the commands in order. `ep` is an EP short name, `auto`, `directml` (DirectML's API) or
+    `reference` (numpy); `iterations`: each dispatch runs that many times (DxDispatch's -i), its
+    outputs from the first, the first run's time (sessions warming up) reported apart."""
 
     def __init__(
         self,
@@ -55,9 +58,10 @@ class Executor:
         opset: int = DEFAULT_OPSET,
         out: TextIO = sys.stdout,
         log: TextIO = sys.stderr,
-        target: str = "portable",
+        target: str | None = None,
         write_files: bool = True,
         allow_any_path: bool = False,
+        iterations: int = 1,
     ) -> None:
         self.model, self.out, self.log = model, out, log
         self.write_files = write_files
@@ -66,7 +70,9 @@ class Executor:
                 if isinstance(cmd, WriteFile):
                     _check_target(cmd, allow_any_path)
         self.ep = ep if ep == "reference" else runtime.resolve(ep)
-        self.opset, self.target = opset, target
+        # unless given, the target built for this engine (graph/targets.py: for_engine)
+        self.opset, self.target = opset, target or targets.for_engine(self.ep)
+        self.iterations = iterations
         self.buffers = {name: r.new_buffer() for name, r in model.resources.items()}
         self.sessions: dict[str, Any] = {}  # runtime.Session, ReferenceSession or dmlapi.DmlApiSession
         # (dispatchable, {output field: its values}) per dispatch
@@ -128,7 +134,8 @@ class Executor:
         for cmd in self.model.commands:  # ONNX graphs' bindings: checked once overrides are known
             if isinstance(cmd, Dispatch) and not isinstance(self.model.dispatchables[cmd.dispatchable], Dispatchable):
                 self.plan(cmd)
-        self.log.write(f"dml2onnx: running '{self.model.path}' on {self.ep_name}\n")
+        graphs = f", target {self.target}" if self.ep in runtime.PROVIDERS else ""
+        self.log.write(f"dml2onnx: running '{self.model.path}' on {self.ep_name}{graphs}\n")
         # Compile every dispatched operator first, as DxDispatch initializes them up front.
         for cmd in self.model.commands:
             if isinstance(cmd, Dispatch):
@@ -163,12 +170,16 @@ class Executor:
         session = self.session(cmd.dispatchable)
         feeds = self.inputs(cmd)
         d = self.model.dispatchables[cmd.dispatchable]
-        start = time.perf_counter()
-        if self.ep == runtime.DIRECTML and isinstance(d, Dispatchable):
-            values = session.run_all(feeds, self.output_bytes(cmd, d))
-        else:
-            values = session.run_all(feeds)
-        ms = (time.perf_counter() - start) * 1e3
+        times = []
+        for i in range(self.iterations):
+            start = time.perf_counter()
+            if self.ep == runtime.DIRECTML and isinstance(d, Dispatchable):
+                got = session.run_all(feeds, self.output_bytes(cmd, d))
+            else:
+                got = session.run_all(feeds)
+            times.append((time.perf_counter() - start) * 1e3)
+            if i == 0:
+                values = got
         if isinstance(d, Dispatchable):
             result = lowering.by_field(d.desc, values)
             for field, value in result.items():  # in struct order, as DirectML writes its outputs
@@ -178,7 +189,14 @@ class Executor:
             result = values
             self._write_outputs(cmd, values)
         self.results.append((cmd.dispatchable, result))
-        self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iteration, {ms:.4f} ms ({self.ep_name})\n")
+        if len(times) == 1:
+            self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iteration, {times[0]:.4f} ms ({self.ep_name})\n")
+        else:
+            rest = sorted(times[1:])
+            self.log.write(
+                f"Dispatch '{cmd.dispatchable}': {len(times)} iterations, the first {times[0]:.4f} ms, then "
+                f"{rest[len(rest) // 2]:.4f} ms median, {rest[0]:.4f} ms min ({self.ep_name})\n"
+            )
 
     def output_bytes(self, cmd: Dispatch, d: Dispatchable) -> dict[str, bytes]:
         """Each output's bound bytes now (TotalTensorSizeInBytes from the binding's offset): DirectML's

@@ -518,7 +518,7 @@ def test_descs_are_checked_at_the_feature_level() -> None:
     with pytest.raises(ModelError) as e:
         sg.parse(data, MATMUL_ADD / "graph.bin", level="5_0", label="graph.bin")
     assert str(e.value) == (
-        "(model): 'graph.bin': nodes[0].desc.type: DML_OPERATOR_ACTIVATION_GELU needs feature level 5_1 or newer "
+        "'graph.bin': nodes[0].desc.type: DML_OPERATOR_ACTIVATION_GELU needs feature level 5_1 or newer "
         "(this is 5_0: --feature-level)"
     )
 

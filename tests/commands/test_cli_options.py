@@ -1,0 +1,119 @@
+"""One CLI: the options every command shares mean the same thing everywhere (-q, --ep and its
+choices, --target following the engine unless given, -i/--iterations), and each invalid value is
+exit 2 with one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from support import run_cli, write_model
+
+MODELS = Path(__file__).resolve().parents[2] / "models"
+GEMM_ADD = str(MODELS / "gemm_add.json")
+COMMANDS = ("run", "export", "check", "inspect", "bench", "capture", "ops")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_takes_quiet(command: str) -> None:
+    status, out, _ = run_cli(command, "--help")
+    assert status == 0 and "-q, --quiet" in out, command
+
+
+@pytest.mark.parametrize("command", ("run", "check", "bench"))
+def test_the_engines_are_the_same_everywhere(command: str) -> None:
+    _, out, _ = run_cli(command, "--help")
+    assert "{auto,cpu,cuda,dml,directml}" in out
+    assert "--target {portable,cpu,cuda,dml}" in out and "use the EP's own" in " ".join(out.split())
+
+
+def test_run_says_which_engine_and_target_ran() -> None:
+    status, out, err = run_cli("run", GEMM_ADD)
+    assert status == 0 and out == "Resource 'y': 22.5, 27, 49.5, 63\n"
+    assert "on CPUExecutionProvider, target cpu\n" in err
+    status, _, err = run_cli("run", GEMM_ADD, "--target", "portable")
+    assert status == 0 and "on CPUExecutionProvider, target portable\n" in err
+
+
+def test_iterations_report_the_first_run_apart() -> None:
+    status, out, err = run_cli("run", GEMM_ADD, "-i", "4")
+    assert status == 0 and out == "Resource 'y': 22.5, 27, 49.5, 63\n"  # the outputs once, from the first run
+    line = next(x for x in err.splitlines() if x.startswith("Dispatch 'matmul'"))
+    assert line.startswith("Dispatch 'matmul': 4 iterations, the first ") and " ms median, " in line
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("run", GEMM_ADD, "-i", "0"), "argument -i/--iterations: must be at least 1, got 0"),
+        (("bench", GEMM_ADD, "-i", "x"), "argument -i/--iterations: expected a whole number, got 'x'"),
+        (("check", GEMM_ADD, "--ep", "gpu"), "argument --ep: invalid choice: 'gpu'"),
+        (("bench", GEMM_ADD, "--ep", "directml"), "bench times lowered ONNX graphs with device-bound I/O"),
+    ],
+)
+def test_invalid_options_are_exit_2(args: tuple[str, ...], message: str) -> None:
+    status, _, err = run_cli(*args)
+    assert status == 2 and message in err and "Traceback" not in err
+
+
+def test_check_names_auto_by_what_it_picked() -> None:
+    status, out, _ = run_cli("check", GEMM_ADD, "--ep", "cpu", "--ep", "auto", "-q")
+    assert status == 0 and " auto " not in out
+    assert "targets cpu on CPUExecutionProvider" in out
+
+
+def test_quiet_check_prints_no_progress() -> None:
+    status, out, err = run_cli("check", GEMM_ADD, "--ep", "cpu", "-q")
+    assert status == 0 and err == "" and "all match" in out
+    status, out, err = run_cli("check", GEMM_ADD, "--ep", "cpu")
+    assert status == 0 and "dml2onnx check: CPUExecutionProvider...\n" in err
+
+
+def _relu(resource_type: str, values: list[float]) -> dict:
+    t = {"DataType": "FLOAT32", "Sizes": [1, 1, 1, 4]}
+    return {
+        "resources": {
+            "x": {"initialValuesDataType": resource_type, "initialValues": values},
+            "y": {"initialValuesDataType": "FLOAT32", "initialValues": {"valueCount": 4, "value": 0}},
+        },
+        "dispatchables": {"relu": {"type": "DML_OPERATOR_ACTIVATION_RELU", "desc": {"InputTensor": t, "OutputTensor": t}}},
+        "commands": [{"type": "dispatch", "dispatchable": "relu", "bindings": {"InputTensor": "x", "OutputTensor": "y"}}],
+    }
+
+
+def test_a_reinterpreted_resource_gets_a_note(tmp_path: Path) -> None:
+    status, _, err = run_cli("run", write_model(tmp_path, _relu("UINT32", [1, 2, 3, 4])))
+    assert status == 0
+    assert (
+        "dml2onnx: note: commands[0].bindings.InputTensor: relu's InputTensor is FLOAT32, but resource 'x' holds "
+        "UINT32 values: their bytes are read as FLOAT32, as DirectML does\n"
+    ) in err
+    assert "note:" not in run_cli("run", write_model(tmp_path, _relu("FLOAT32", [1, 2, 3, 4])))[2]
+    assert run_cli("run", write_model(tmp_path, _relu("UINT32", [1, 2, 3, 4])), "-q")[2] == ""
+
+
+def test_a_short_resource_is_told_in_elements_too(tmp_path: Path) -> None:
+    status, _, err = run_cli("run", write_model(tmp_path, _relu("FLOAT16", [1, 2, 3, 4])))
+    assert status == 2
+    assert err.strip().endswith(
+        "resource 'x' has 8 bytes from offset 0 (4 FLOAT16 values), but InputTensor (FLOAT32[1, 1, 1, 4]) needs 16 "
+        "(4 FLOAT32 elements)"
+    ), err
+
+
+def test_a_misspelt_field_gets_a_did_you_mean(tmp_path: Path) -> None:
+    model = _relu("FLOAT32", [1, 2, 3, 4])
+    desc = model["dispatchables"]["relu"]["desc"]
+    desc["InputTensr"] = desc.pop("InputTensor")
+    status, _, err = run_cli("run", write_model(tmp_path, model))
+    assert status == 2
+    assert (
+        "dispatchables.relu.desc.InputTensr: unknown field of DML_ACTIVATION_RELU_OPERATOR_DESC (did you mean InputTensor?" in err
+    )
+
+
+def test_an_onnx_file_is_pointed_to_the_onnx_dispatchable() -> None:
+    status, _, err = run_cli("run", str(MODELS / "onnx" / "gemm_add.onnx"))
+    assert status == 2 and err.startswith("dml2onnx: error: '") and "(model)" not in err
+    assert "is an ONNX model, not a DxDispatch JSON model: run it as an ONNX dispatchable (a model whose dispatchable" in err
