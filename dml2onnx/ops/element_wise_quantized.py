@@ -216,8 +216,11 @@ def _dml_q_dq(onnx_op: str) -> Any:
             return None  # a broadcast input buffer stays compact on that axis: the 1-D scale would not fit it
         labels = {"T": x_type, "T1": x_type, "T2": out} if onnx_op == "DequantizeLinear" else {"T1": x_type, "T2": out}
         takes = dml_ep.takes(onnx_op, b.opset, **{k: onnx_type_name(t.onnx) for k, t in labels.items()})
-        # ONNX gives an INT32 DequantizeLinear no zero point (it is 0)
-        if onnx_op == "DequantizeLinear" and x_type == dtypes.INT32 and xs[2] is not None:
+        # No INT32 DequantizeLinear: ONNX gives it no zero point, the DirectML EP wants one, and ONNX
+        # Runtime's QDQ optimizer turns an INT32 DequantizeLinear feeding a Gemm (a quantized model's
+        # bias) into a QuantizeLinear with that INT32 zero point, which fails the session (measured with
+        # onnxruntime-directml 1.24.4 on the corpus's QDQ network): the portable graph instead
+        if onnx_op == "DequantizeLinear" and x_type == dtypes.INT32:
             return None
         if not ok or not takes or not _onnx_takes(onnx_op, b.opset, [x_type, scale_type, zero_type]):
             return None

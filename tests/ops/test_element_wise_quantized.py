@@ -290,7 +290,9 @@ def test_dml_target_emits_the_nodes_the_directml_ep_maps_back() -> None:
     dq32 = dq_fields("INT32", zero="INT32") | {"ScaleTensor": per_column["ScaleTensor"]}
     dq32["ZeroPointTensor"] = per_column["ZeroPointTensor"] | {"DataType": "INT32"}
     assert _ops(DEQUANTIZE, dq32) == []  # ONNX's INT32 DequantizeLinear has no zero point
-    assert _ops(DEQUANTIZE, {k: v for k, v in dq32.items() if k != "ZeroPointTensor"}) == ["DequantizeLinear"]
+    # nor without one: ONNX Runtime's QDQ optimizer makes an invalid QuantizeLinear of an INT32 DequantizeLinear
+    # feeding a Gemm (the corpus's QDQ network on the DirectML EP): the portable graph
+    assert _ops(DEQUANTIZE, {k: v for k, v in dq32.items() if k != "ZeroPointTensor"}) == []
     assert _ops(ADD, add_fields()) == []  # com.microsoft QLinearAdd: not emitted (module docstring)
 
 
