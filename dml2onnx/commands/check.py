@@ -4,6 +4,8 @@ reference (max abs/rel error, nodes that left the EP), or the static DirectML EP
 from __future__ import annotations
 
 import io
+import json
+import math
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -38,10 +40,17 @@ def _fmt(x: float) -> str:
 
 
 def dynamic(
-    model: Model, eps: list[str], out: TextIO, opset: int = DEFAULT_OPSET, target: str | None = None, log: TextIO | None = None
+    model: Model,
+    eps: list[str],
+    out: TextIO,
+    opset: int = DEFAULT_OPSET,
+    target: str | None = None,
+    log: TextIO | None = None,
+    as_json: bool = False,
 ) -> bool:
-    """Runs the model on the reference and on each EP; prints one row per dispatch and EP. `target`:
-    the graphs every EP runs (None: each EP its own, graph/targets.py's for_engine); progress to `log`."""
+    """Runs the model on the reference and on each EP; prints one row per dispatch and EP (`as_json`:
+    one JSON object). `target`: the graphs every EP runs (None: each EP its own, graph/targets.py's
+    for_engine); progress to `log`."""
     quiet = io.StringIO()
     reference = Executor(model, "reference", opset, quiet, quiet, write_files=False)
     reference.run()
@@ -69,6 +78,9 @@ def dynamic(
                 label = f"{i}:{name}" if field == first else f"{i}:{name}.{field}"
                 ran = "the desc" if isinstance(d, Dispatchable) else "the graph"
                 rows.append(Row(label, runtime.label(ep), c.max_abs, c.max_rel, total - off, total, c.ok and off == 0, ran=ran))
+    if as_json:
+        _write_json(out, rows, eps, target)
+        return all(r.ok for r in rows)
     width = max([len(r.dispatch) for r in rows] + [8])
     out.write(f"{'dispatch':<{width}}  {'EP':<22} {'max abs':>9} {'max rel':>9}  {'nodes on EP':>11}  result\n")
     for r in rows:
@@ -90,6 +102,38 @@ def dynamic(
         + ("all match, every node on its EP\n" if not bad else f"{len(bad)} failed\n")
     )
     return not bad
+
+
+def _write_json(out: TextIO, rows: list[Row], eps: list[str], target: str | None) -> None:
+    """`check --json`: the engines, the targets their graphs were built for, a row per dispatch, output
+    and engine, and how many failed."""
+    checks = [
+        {
+            "dispatch": r.dispatch,
+            "engine": r.ep,
+            "max_abs": _json_number(r.max_abs),
+            "max_rel": _json_number(r.max_rel),
+            "nodes_on_engine": r.nodes_on_ep if r.nodes else None,
+            "nodes": r.nodes if r.nodes else None,
+            "ok": r.ok,
+            **({"failure": r.failure} if r.failure else {}),
+        }
+        for r in rows
+    ]
+    targets_used = {runtime.label(ep): target or targets.for_engine(ep) for ep in eps if ep in runtime.PROVIDERS}
+    result = {
+        "engines": [runtime.label(ep) for ep in eps],
+        "targets": targets_used,
+        "versions": _versions(eps),
+        "checks": checks,
+        "failed": sum(not r.ok for r in rows),
+    }
+    out.write(json.dumps(result, indent=1) + "\n")
+
+
+def _json_number(x: float) -> float | str:
+    """JSON has no inf or NaN: those as the strings "inf", "-inf", "nan"."""
+    return x if math.isfinite(x) else str(x)
 
 
 def _targets(eps: list[str], target: str | None) -> str:

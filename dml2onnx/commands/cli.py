@@ -252,6 +252,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _common(check)
     _ep(check, None, repeatable=True)
+    check.add_argument("--json", action="store_true", help="print one JSON object: engines, targets, a row per check")
     check.add_argument("--static", action="store_true", help="no execution: the static DirectML EP check")
     _free_dims(check)
     _session_options(check)
@@ -353,7 +354,7 @@ def _check(args: argparse.Namespace) -> int:
         eps = [ep for ep in eps if ep != runtime.DIRECTML]  # DirectML's API runs descs and its graphs, not ONNX graphs
     eps = list(dict.fromkeys(runtime.resolve(ep) for ep in eps))  # auto: the best present, named
     log = None if args.quiet else sys.stderr
-    return 0 if check.dynamic(model, eps, sys.stdout, args.opset, args.target, log) else 1
+    return 0 if check.dynamic(model, eps, sys.stdout, args.opset, args.target, log, args.json) else 1
 
 
 def _refuse_dml_fallback(name: str, model: onnx.ModelProto, target: str) -> None:

@@ -4,10 +4,14 @@ exit 2 with one line."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from dml2onnx.ops import registry
 from support import run_cli, write_model
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
@@ -117,3 +121,21 @@ def test_an_onnx_file_is_pointed_to_the_onnx_dispatchable() -> None:
     status, _, err = run_cli("run", str(MODELS / "onnx" / "gemm_add.onnx"))
     assert status == 2 and err.startswith("dml2onnx: error: '") and "(model)" not in err
     assert "is an ONNX model, not a DxDispatch JSON model: run it as an ONNX dispatchable (a model whose dispatchable" in err
+
+
+def test_check_json(monkeypatch: pytest.MonkeyPatch) -> None:
+    status, out, err = run_cli("check", GEMM_ADD, "--ep", "cpu", "--json", "-q")
+    result = json.loads(out)
+    assert status == 0 and err == ""
+    assert result["engines"] == ["CPUExecutionProvider"] and result["targets"] == {"CPUExecutionProvider": "cpu"}
+    assert [c["dispatch"] for c in result["checks"]] == ["0:matmul", "1:add_bias"] and result["failed"] == 0
+    assert all(c["ok"] and c["max_abs"] == 0 for c in result["checks"])
+    wrong = dataclasses.replace(registry.family("ELEMENT_WISE_ADD"), reference=lambda desc, inputs: inputs["ATensor"] * np.nan)
+    monkeypatch.setitem(registry.BY_OPERATOR, "ELEMENT_WISE_ADD", wrong)
+    status, out, _ = run_cli("check", GEMM_ADD, "--ep", "cpu", "--json", "-q")
+    result = json.loads(out, parse_constant=_not_json)  # strict JSON: no NaN or Infinity tokens
+    assert status == 1 and result["failed"] == 1 and result["checks"][1]["ok"] is False
+
+
+def _not_json(token: str) -> None:
+    raise ValueError(f"{token} is not JSON")
