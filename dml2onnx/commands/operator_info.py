@@ -6,7 +6,6 @@ family that validates. docs/operators.md is these pages for every operator (tool
 
 from __future__ import annotations
 
-import difflib
 import json
 from typing import Any
 
@@ -27,8 +26,7 @@ def find(name: str) -> OperatorSchema:
     op = catalog.find(name.upper())
     if op is not None:
         return op
-    names = list(operator_table.OPERATORS) + list(operator_table.ALIASES)
-    close = difflib.get_close_matches(catalog.short_name(name.upper()), names, n=3, cutoff=0.6)
+    close = catalog.close_names(name, cutoff=0.6)
     hint = f"; did you mean {' or '.join(close)}?" if close else " (dml2onnx ops lists them all)"
     raise UsageError(f"unknown operator '{name}'{hint}")
 
@@ -117,15 +115,15 @@ def _example_desc(op: OperatorSchema) -> tuple[dict[str, Any], OperatorDesc]:
 
 def _initial_values(desc: OperatorDesc, point: str, is_input: bool) -> dict[str, Any]:
     t = desc.tensor(point)
-    if t.data_type.is_packed:  # 4-bit types: their bytes, as UINT8
-        count, dtype, value = t.size_in_bytes, "UINT8", 0x11 if is_input else 0
-    else:
-        count, dtype, value = t.buffer_elements, t.data_type.name, 1
+    packed = t.data_type.is_packed  # 4-bit types: their bytes, as UINT8 (0x11: a 1 in each nibble)
+    count, dtype = (t.size_in_bytes, "UINT8") if packed else (t.buffer_elements, t.data_type.name)
     if not is_input:
-        return {"initialValuesDataType": dtype, "initialValues": {"valueCount": count, "value": 0}}
-    if t.data_type.is_float:  # a ramp, so that the output shows what the operator does
-        return {"initialValuesDataType": dtype, "initialValues": {"valueCount": count, "valueStart": -1, "valueDelta": 0.25}}
-    return {"initialValuesDataType": dtype, "initialValues": {"valueCount": count, "value": value}}
+        values: dict[str, Any] = {"valueCount": count, "value": 0}
+    elif t.data_type.is_float:  # a ramp, so that the output shows what the operator does
+        values = {"valueCount": count, "valueStart": -1, "valueDelta": 0.25}
+    else:
+        values = {"valueCount": count, "value": 0x11 if packed else 1}
+    return {"initialValuesDataType": dtype, "initialValues": values}
 
 
 def example_model(name: str) -> dict[str, Any]:

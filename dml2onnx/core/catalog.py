@@ -39,10 +39,15 @@ def refusal(type_name: str) -> str:
             f"{op.full_name} is a DirectML operator that dml2onnx does not lower yet "
             f"(dml2onnx ops lists the {len(OPERATORS)} it lowers)"
         )
-    names = list(OPERATORS) + list(operator_table.ALIASES)
-    close = difflib.get_close_matches(short_name(type_name).upper(), names, n=3, cutoff=0.75)
+    close = close_names(type_name, cutoff=0.75)
     hint = f"; did you mean {' or '.join(_PREFIX + c for c in close)}?" if close else ""
     return f"unknown operator type '{type_name}': not a DirectML operator{hint}"
+
+
+def close_names(type_name: str, cutoff: float) -> list[str]:
+    """Up to three operator names (short form, aliases included) close to a misspelt one."""
+    names = list(OPERATORS) + list(operator_table.ALIASES)
+    return difflib.get_close_matches(short_name(type_name).upper(), names, n=3, cutoff=cutoff)
 
 
 def available(op: OperatorSchema, level: str) -> bool:

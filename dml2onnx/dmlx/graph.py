@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -263,28 +263,30 @@ class Graph:
         order) or `reference` (the numpy references, chained)."""
         if ep == "reference":
             return self.reference(inputs, outputs)
-        named = self._named(outputs)
-        used, nodes = self._needed(named)
-        feeds = self._feeds(inputs, used)
         engine = runtime.resolve(ep)
         if engine == runtime.DIRECTML:
-            values: dict[Expression | Node, np.ndarray] = dict(zip(used, feeds.values(), strict=True))
-            for node in nodes:
-                arrays = {f: values[_source(e)] for f, e in node.inputs.items()}
-                values[node] = dmlapi.execute(node.desc, arrays, name=node.name).output
-            return _shaped(outputs, named, [values[_source(e)] for _, e in named])
+            return self._chained(inputs, outputs, lambda node, arrays: dmlapi.execute(node.desc, arrays, name=node.name).output)
+        named = self._named(outputs)
+        feeds = self._feeds(inputs, self._needed(named)[0])
         session = runtime.create(self.to_onnx(outputs, opset, target), "dmlx", engine)
         results = session.run_all(feeds, [k for k, _ in named])  # a RuntimeFailure names the EP
         return _shaped(outputs, named, [results[k] for k, _ in named])
 
     def reference(self, inputs: Arrays, outputs: Outputs) -> dict[str, np.ndarray] | list[np.ndarray]:
         """Each call's numpy reference, chained."""
+        return self._chained(
+            inputs, outputs, lambda node, arrays: registry.family(node.desc.schema.name).reference(node.desc, arrays)
+        )
+
+    def _chained(
+        self, inputs: Arrays, outputs: Outputs, compute: Callable[[Node, dict[str, np.ndarray]], np.ndarray]
+    ) -> dict[str, np.ndarray] | list[np.ndarray]:
+        """Each call computed by `compute(node, its input arrays)` in order, its inputs the values before it."""
         named = self._named(outputs)
         used, nodes = self._needed(named)
         values: dict[Expression | Node, np.ndarray] = dict(zip(used, self._feeds(inputs, used).values(), strict=True))
         for node in nodes:
-            arrays = {f: values[_source(e)] for f, e in node.inputs.items()}
-            values[node] = registry.family(node.desc.schema.name).reference(node.desc, arrays)
+            values[node] = compute(node, {f: values[_source(e)] for f, e in node.inputs.items()})
         return _shaped(outputs, named, [values[_source(e)] for _, e in named])
 
 
