@@ -141,7 +141,12 @@ def _open_checked(path: str, label: str, pipes: bool) -> int:
     if o_path:
         probe = os.open(path, o_path | getattr(os, "O_CLOEXEC", 0))
         try:
-            _check_readable(os.fstat(probe).st_mode, label, pipes)
+            mode = os.fstat(probe).st_mode
+            _check_readable(mode, label, pipes)
+            if stat.S_ISFIFO(mode):
+                # A FIFO opened without blocking reads as empty until its writer opens it: wait
+                # for the writer in the open instead, as `cat` does.
+                flags &= ~os.O_NONBLOCK
             try:
                 fd = os.open(f"/proc/self/fd/{probe}", flags)
             except FileNotFoundError:  # no /proc: open the name again, checked again below

@@ -109,6 +109,8 @@ def load(path: str | Path, level: str = NEWEST_LEVEL) -> Model:
                 "DirectML runs for it (dml2onnx capture)",
             ) from None
         raise ModelError((), f"{files.shown(path)} is not UTF-8 text: {e.reason} at byte {e.start}") from None
+    if not text.strip():
+        raise ModelError((), f"{files.shown(path)} is empty: a DxDispatch model is one JSON object")
     return parse(load_jsonc(text), path.parent if str(path.parent) else Path("."), path, level)
 
 

@@ -379,12 +379,14 @@ def test_inspect_and_run_refuse_folders_and_sockets_as_the_model(here: Path) -> 
 
 def test_the_model_may_come_through_a_pipe(here: Path) -> None:
     """A model named on the command line may be a FIFO or /dev/stdin, the user's own choice;
-    it is read up to the model size limit."""
+    it is read up to the model size limit. The writer comes late: the reader waits for it (a FIFO
+    opened without blocking would read as empty until then)."""
     make_fifo(here / "model.json")
     text = (ROOT / "models" / "argmax.json").read_bytes()
     pid = os.fork()
     if pid == 0:  # the writer
         try:
+            time.sleep(0.5)
             fd = os.open(here / "model.json", os.O_WRONLY)
             os.write(fd, text)
             os.close(fd)
@@ -398,6 +400,13 @@ def test_the_model_may_come_through_a_pipe(here: Path) -> None:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
     assert status == 0 and "Resource 'all': 7" in out, err
+
+
+@pytest.mark.parametrize("text", ["", " \n\t", "\ufeff"])
+def test_an_empty_model_file_says_so(here: Path, text: str) -> None:
+    (here / "model.json").write_text(text, encoding="utf-8")
+    status, _, err = run_cli("run", "model.json")
+    assert status == 2 and err == "dml2onnx: error: 'model.json' is empty: a DxDispatch model is one JSON object\n", err
 
 
 def test_an_endless_device_as_the_model_stops_at_the_limit(here: Path) -> None:
