@@ -53,6 +53,7 @@ from typing import Any, TypeVar, cast
 import numpy as np
 import onnx
 
+from dml2onnx.backends import xvfb
 from dml2onnx.backends.ort_session import Session
 from dml2onnx.core.errors import RuntimeFailure
 
@@ -186,37 +187,6 @@ def wine_env(prefix: Path, display: str | None) -> dict[str, str]:
     return env
 
 
-def start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
-    """An Xvfb on a free display number (Xvfb picks it and writes it to a pipe)."""
-    read_fd, write_fd = os.pipe()
-    try:
-        proc = subprocess.Popen(
-            ["Xvfb", "-displayfd", str(write_fd), "-nolisten", "tcp", "-screen", "0", "640x480x24"],
-            pass_fds=(write_fd,),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-    finally:
-        os.close(write_fd)
-    number = b""
-    deadline = time.monotonic() + 30
-    try:
-        while not number.endswith(b"\n"):
-            ready, _, _ = select.select([read_fd], [], [], max(0.0, deadline - time.monotonic()))
-            if not ready:
-                proc.kill()
-                raise RuntimeFailure("Xvfb did not report a display within 30 s")
-            chunk = os.read(read_fd, 64)
-            if not chunk:
-                proc.wait()
-                raise RuntimeFailure(f"Xvfb exited (status {proc.returncode}) before reporting a display")
-            number += chunk
-    finally:
-        os.close(read_fd)
-    return proc, ":" + number.decode().strip()
-
-
 class WineHost:
     """One Wine process of a host program of dml2onnx/backends/winhost/ (ort_host.exe, dml_exec.exe) inside
     its own Xvfb, serving requests one at a time with host_common.h's framing: u64-length-prefixed
@@ -263,7 +233,7 @@ class WineHost:
         self.start_s = time.perf_counter() - start
 
     def _spawn(self, exe: Path, args: Sequence[str]) -> None:
-        self.xvfb, self.display = start_xvfb()
+        self.xvfb, self.display = xvfb.start()
         try:
             self.proc = subprocess.Popen(
                 self.command(exe, args),

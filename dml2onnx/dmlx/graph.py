@@ -19,6 +19,7 @@ from dml2onnx.backends import dmlapi, runtime
 from dml2onnx.core import dtypes, featurelevels
 from dml2onnx.core.desc import OperatorDesc, parse_operator_desc, parse_tensor_desc
 from dml2onnx.core.tensor import TensorDesc
+from dml2onnx.graph import targets
 from dml2onnx.graph.builder import DEFAULT_OPSET
 from dml2onnx.graph.rename import renamed_nodes
 from dml2onnx.ops import registry
@@ -30,7 +31,8 @@ Arrays = Mapping[str, np.ndarray]
 @dataclass(frozen=True, eq=False)
 class Node:
     """One operator call: its name (`ArgMax_1`, the error path and node-name prefix), its
-    validated desc and the expressions bound to its input tensor fields."""
+    validated desc and the expressions bound to its input bind points (`InputTensor`, JOIN's
+    `InputTensors[0]`, ...)."""
 
     name: str
     desc: OperatorDesc
@@ -43,8 +45,9 @@ class Expression:
 
     graph: Graph
     tensor_desc: TensorDesc
-    name: str  # the input's name, or the call's
+    name: str  # the input's name, or the call's (with the output's field for all but its first output)
     node: Node | None = None
+    output: str = "OutputTensor"  # the call's output bind point (TOP_K's OutputIndexTensor, SPLIT's OutputTensors[1])
 
     @property
     def data_type(self) -> str:
@@ -68,6 +71,12 @@ def tensor_json(t: TensorDesc) -> dict[str, Any]:
     if t.strides is not None:
         obj["Strides"] = list(t.strides)
     return obj
+
+
+def output_tensor(data_type: str | dtypes.DataType, sizes: Sequence[int]) -> dict[str, Any]:
+    """An output's tensor desc as DxDispatch JSON (packed, as DirectMLX's default TensorPolicy)."""
+    type_name = data_type.name if isinstance(data_type, dtypes.DataType) else str(data_type)
+    return {"DataType": type_name.removeprefix("DML_TENSOR_DATA_TYPE_"), "Sizes": [int(n) for n in sizes]}
 
 
 def json_float(v: float) -> float | str:
@@ -108,26 +117,53 @@ class Graph:
     ) -> Expression:
         """Validate one operator desc (as DxDispatch JSON, with the error path `<function>_<n>`)
         and return its OutputTensor."""
-        name = self._new_name(function)
-        for field, e in tensors.items():
-            if e is not None and e.graph is not self:
-                raise ValueError(f"{name}: {field} {e.name!r} belongs to another Graph")
-        type_name = output_type.name if isinstance(output_type, dtypes.DataType) else output_type
-        out = {"DataType": type_name.removeprefix("DML_TENSOR_DATA_TYPE_"), "Sizes": list(output_sizes)}
-        obj: dict[str, Any] = {f: tensor_json(e.tensor_desc) for f, e in tensors.items() if e is not None}
-        obj["OutputTensor"] = out
-        for key, value in fields.items():
-            if key == "Axes":
-                obj["AxisCount"] = len(value)
-            obj[key] = value
+        fields = dict(fields)
+        if "Axes" in fields:
+            fields["AxisCount"] = len(fields["Axes"])
+        results = self.call_many(function, op, tensors, fields, {"OutputTensor": output_tensor(output_type, output_sizes)})
+        return results["OutputTensor"]
+
+    def call_many(
+        self,
+        function: str,
+        op: str,
+        tensors: Mapping[str, Expression | Sequence[Expression] | None],
+        fields: Mapping[str, Any],
+        outputs: Mapping[str, dict[str, Any] | Sequence[dict[str, Any]]],
+    ) -> dict[str, Expression]:
+        """Validate one operator desc from its input expressions (a tensor array's as a list),
+        its other fields as DxDispatch JSON and its outputs' tensor descs (JSON, a list for a tensor
+        array), with the error path `<function>_<n>`. Returns the expression of each output bind point."""
+        name = self.next_name(function)
+        obj: dict[str, Any] = {}
+        bound: dict[str, Expression] = {}
+        for field, value in tensors.items():
+            if value is None:
+                continue
+            items = [value] if isinstance(value, Expression) else list(value)
+            for i, e in enumerate(items):
+                if not isinstance(e, Expression):
+                    raise TypeError(f"{name}: {field} must be an Expression, not {type(e).__name__}")
+                if e.graph is not self:
+                    raise ValueError(f"{name}: {field} {e.name!r} belongs to another Graph")
+                bound[field if isinstance(value, Expression) else f"{field}[{i}]"] = e
+            obj[field] = (
+                tensor_json(value.tensor_desc) if isinstance(value, Expression) else [tensor_json(e.tensor_desc) for e in items]
+            )
+        obj.update(outputs)
+        obj.update(fields)
         desc = parse_operator_desc(op, obj, (name,), (name,), level=self.feature_level)
         lowering.validate(desc)
         self._names.add(name)
-        node = Node(name, desc, {f: e for f, e in tensors.items() if e is not None})
+        node = Node(name, desc, bound)
         self.nodes.append(node)
-        return Expression(self, desc.tensor("OutputTensor"), name, node)
+        return {
+            point: Expression(self, desc.tensor(point), name if point == desc.outputs[0] else f"{name}.{point}", node, point)
+            for point in desc.outputs
+        }
 
-    def _new_name(self, function: str) -> str:
+    def next_name(self, function: str) -> str:
+        """The name the next call of `function` gets: `<function>_<n>`, the first n free."""
         n = 1
         while f"{function}_{n}" in self._names:
             n += 1
@@ -181,23 +217,25 @@ class Graph:
         """One ONNX graph: each call's lowered graph, chained; inputs are the graph inputs used."""
         named = self._named(outputs)
         used, nodes = self._needed(named)
-        out_value: dict[Node, str] = {}
+        out_value: dict[Source, str] = {}
         for key, e in named:
-            if e.node is not None and e.node not in out_value:
-                out_value[e.node] = key
+            if e.node is not None and _source(e) not in out_value:
+                out_value[_source(e)] = key
         for key, e in named:
             if key in self.inputs and self.inputs[key] is not e:
                 raise ValueError(f"output name {key!r} is the name of an input")
-        value: dict[Expression | Node, str] = {x: x.name for x in used}
+        value: dict[Source, str] = {x: x.name for x in used}
         graph_nodes: list[onnx.NodeProto] = []
         initializers: list[onnx.TensorProto] = []
         for node in nodes:
             lowered = lowering.lower(node.desc, node.name, opset, target)
-            result = out_value.get(node, f"{node.name}/OutputTensor")
-            renames = {f: value[_source(e)] for f, e in node.inputs.items()} | {"OutputTensor": result}
+            renames = {f: value[_source(e)] for f, e in node.inputs.items()}
+            for point in node.desc.outputs:
+                result = out_value.get((node, point), f"{node.name}/{point}")
+                renames[lowering.graph_output(node.desc, point)] = result
+                value[(node, point)] = result
             graph_nodes.extend(renamed_nodes(lowered.graph, renames))
             initializers.extend(lowered.graph.initializer)
-            value[node] = result
         for key, e in named:
             if value[_source(e)] != key:  # a graph input or a call listed again
                 graph_nodes.append(helper.make_node("Identity", [value[_source(e)]], [key], name=f"outputs/{key}"))
@@ -233,66 +271,85 @@ class Graph:
         named = self._named(outputs)
         used, nodes = self._needed(named)
         feeds = self._feeds(inputs, used) if inputs is not None else {}
-        resource: dict[Node, str] = {}
+        resource: dict[Source, str] = {x: x.name for x in used}
+        taken = set(self._names)
         for key, e in named:  # an output's resource takes the output's name when it is free
-            if e.node is not None and e.node not in resource and key not in self._names - {e.node.name}:
-                resource[e.node] = key
+            if e.node is not None and _source(e) not in resource and key not in taken - {e.node.name}:
+                resource[_source(e)] = key
+                taken.add(key)
         resources: dict[str, Any] = {x.name: _input_resource(x, feeds.get(x.name)) for x in used}
         commands: list[dict[str, Any]] = []
         for node in nodes:
-            name = resource.setdefault(node, node.name)
-            out = node.desc.tensor("OutputTensor")
-            resources[name] = {
-                "initialValuesDataType": out.data_type.name,
-                "initialValues": {"valueCount": out.element_count, "value": 0},
-            }
-            bindings = {f: (e.name if e.node is None else resource[e.node]) for f, e in node.inputs.items()}
-            bindings["OutputTensor"] = name
+            bindings: dict[str, Any] = {}
+            for point, e in node.inputs.items():
+                _bind(bindings, point, resource[_source(e)])
+            for point in node.desc.outputs:
+                own = node.name if point == node.desc.outputs[0] else f"{node.name}_{point.replace('[', '').replace(']', '')}"
+                name = resource.setdefault((node, point), own)
+                out = node.desc.tensor(point)
+                resources[name] = {
+                    "initialValuesDataType": out.data_type.name,
+                    "initialValues": {"valueCount": out.buffer_elements, "value": 0},
+                }
+                _bind(bindings, point, name)
             commands.append({"type": "dispatch", "dispatchable": node.name, "bindings": bindings})
         for _, e in named:
-            commands.append({"type": "print", "resource": e.name if e.node is None else resource[e.node]})
+            commands.append({"type": "print", "resource": resource[_source(e)]})
         dispatchables = {n.name: {"type": n.desc.schema.full_name, "desc": copy.deepcopy(n.desc.source)} for n in nodes}
         return {"resources": resources, "dispatchables": dispatchables, "commands": commands}
 
     # -- running ---------------------------------------------------------------------------------
     def run(
-        self, inputs: Arrays, outputs: Outputs, ep: str = "cpu", opset: int = DEFAULT_OPSET, target: str = "portable"
+        self, inputs: Arrays, outputs: Outputs, ep: str = "cpu", opset: int = DEFAULT_OPSET, target: str | None = None
     ) -> dict[str, np.ndarray] | list[np.ndarray]:
         """The to_onnx graph on `ep`: an ONNX Runtime EP (`cpu`, `cuda`, `dml`: no CPU fallback for a GPU
         EP; `auto`: the best present), `directml` (each call's desc executed by DirectML's own API, in
-        order) or `reference` (the numpy references, chained)."""
+        order) or `reference` (the numpy references, chained). `target`: the EP's own unless given,
+        as `dml2onnx run` lowers."""
         if ep == "reference":
             return self.reference(inputs, outputs)
         engine = runtime.resolve(ep)
         if engine == runtime.DIRECTML:
-            return self._chained(inputs, outputs, lambda node, arrays: dmlapi.execute(node.desc, arrays, name=node.name).output)
+            return self._chained(inputs, outputs, lambda node, arrays: dmlapi.execute(node.desc, arrays, name=node.name).outputs)
         named = self._named(outputs)
         feeds = self._feeds(inputs, self._needed(named)[0])
-        session = runtime.create(self.to_onnx(outputs, opset, target), "dmlx", engine)
+        session = runtime.create(self.to_onnx(outputs, opset, target or targets.for_engine(engine)), "dmlx", engine)
         results = session.run_all(feeds, [k for k, _ in named])  # a RuntimeFailure names the EP
         return _shaped(outputs, named, [results[k] for k, _ in named])
 
     def reference(self, inputs: Arrays, outputs: Outputs) -> dict[str, np.ndarray] | list[np.ndarray]:
         """Each call's numpy reference, chained."""
-        return self._chained(
-            inputs, outputs, lambda node, arrays: registry.family(node.desc.schema.name).reference(node.desc, arrays)
-        )
+        return self._chained(inputs, outputs, lambda node, arrays: registry.reference_outputs(node.desc, arrays))
 
     def _chained(
-        self, inputs: Arrays, outputs: Outputs, compute: Callable[[Node, dict[str, np.ndarray]], np.ndarray]
+        self, inputs: Arrays, outputs: Outputs, compute: Callable[[Node, dict[str, np.ndarray]], Mapping[str, np.ndarray]]
     ) -> dict[str, np.ndarray] | list[np.ndarray]:
-        """Each call computed by `compute(node, its input arrays)` in order, its inputs the values before it."""
+        """Each call computed by `compute(node, its input arrays)` (its outputs by bind point) in
+        order, its inputs the values before it."""
         named = self._named(outputs)
         used, nodes = self._needed(named)
-        values: dict[Expression | Node, np.ndarray] = dict(zip(used, self._feeds(inputs, used).values(), strict=True))
+        values: dict[Source, np.ndarray] = dict(zip(used, self._feeds(inputs, used).values(), strict=True))
         for node in nodes:
-            values[node] = compute(node, {f: values[_source(e)] for f, e in node.inputs.items()})
+            results = compute(node, {f: values[_source(e)] for f, e in node.inputs.items()})
+            values.update({(node, point): results[point] for point in node.desc.outputs})
         return _shaped(outputs, named, [values[_source(e)] for _, e in named])
 
 
-def _source(e: Expression) -> Expression | Node:
-    """What holds an expression's value: the graph input itself, or the call."""
-    return e if e.node is None else e.node
+Source = Expression | tuple[Node, str]
+
+
+def _source(e: Expression) -> Source:
+    """What holds an expression's value: the graph input itself, or the call's output bind point."""
+    return e if e.node is None else (e.node, e.output)
+
+
+def _bind(bindings: dict[str, Any], point: str, resource: str) -> None:
+    """A DxDispatch binding of one bind point: a tensor array's element goes into its field's list."""
+    field, _, index = point.partition("[")
+    if index:
+        bindings.setdefault(field, []).append(resource)
+    else:
+        bindings[point] = resource
 
 
 def _shaped(outputs: Outputs, named: list[tuple[str, Expression]], results: list[np.ndarray]) -> Any:

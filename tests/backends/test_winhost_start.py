@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import pytest
 
-from dml2onnx.backends import winhost
+from dml2onnx.backends import winhost, xvfb
 
 # Answers each request with status 0 and the request's bytes, then "<name>: served N" on stderr.
 SERVER = """
@@ -48,7 +48,7 @@ class Scripted(winhost.WineHost):
 
 @pytest.fixture(autouse=True)
 def no_display(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(winhost, "start_xvfb", lambda: (subprocess.Popen(["sleep", "60"]), ":0"))
+    monkeypatch.setattr(xvfb, "start", lambda: (subprocess.Popen(["sleep", "60"]), ":0"))
     Scripted.starts = 0
 
 
