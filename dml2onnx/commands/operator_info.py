@@ -6,14 +6,16 @@ family that validates. docs/operators.md is these pages for every operator (tool
 
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any
 
-from dml2onnx import lowering
+from dml2onnx import dmlx, lowering
 from dml2onnx.core import catalog, operator_table
 from dml2onnx.core.desc import OperatorDesc, parse_operator_desc
 from dml2onnx.core.errors import ModelError, UsageError
 from dml2onnx.core.schema import NEWEST_LEVEL, Field, Kind, OperatorSchema
+from dml2onnx.dmlx import shapes
 from dml2onnx.lowering import onnx_ops
 from dml2onnx.ops import registry
 
@@ -73,7 +75,32 @@ def facts(name: str) -> dict[str, Any]:
         "tensor_support": tensors,
         "onnx_ops": list(onnx_ops.onnx_ops(op.name)),
         "candidate_lowerings": list(family.candidates),
+        "python": python_call(op),
+        "python_outputs": python_outputs(op),
     }
+
+
+def python_outputs(op: OperatorSchema) -> str:
+    if shapes.rule(op) or dmlx.function_of(op.name) is not dmlx.operator(op.name):
+        return "by DirectMLX's rule"
+    return "given by the caller (output_type, output_sizes, outputs)"
+
+
+def _bare(function: Any) -> str:
+    """A function's signature without its annotations: what a call writes."""
+    sig = inspect.signature(function)
+    params = [p.replace(annotation=inspect.Parameter.empty) for p in sig.parameters.values()]
+    return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
+
+
+def python_call(op: OperatorSchema) -> str:
+    """The dmlx function's call, as its signature reads (the hand-written one where DirectMLX's differs)."""
+    function = dmlx.function_of(op.name)
+    generated = dmlx.operator(op.name)
+    text = f"dmlx.{function.__name__}{_bare(function)}"
+    if function is not generated:
+        text += f"; generated: dmlx.operator({op.name!r}){_bare(generated)}"
+    return text
 
 
 def text(info: dict[str, Any]) -> str:
@@ -92,6 +119,7 @@ def text(info: dict[str, Any]) -> str:
         lines.append(f"  {tensor}: {', '.join(s['data_types'])}; {dims}")
     lines.append(f"ONNX ops of its lowerings: {', '.join(info['onnx_ops'])}")
     lines.append(f"candidate lowerings (picked per target and shape): {', '.join(info['candidate_lowerings'])}")
+    lines.append(f"Python: {info['python']}; outputs {info['python_outputs']}")
     short = info["name"].removeprefix("DML_OPERATOR_")
     file = f"{short.lower()}.json"
     lines.append(f"a runnable example: dml2onnx ops {short} --example > {file} && dml2onnx run {file}")
@@ -203,6 +231,7 @@ def markdown_page() -> str:
             dims = f"{lo}" if lo == hi else f"{lo}-{hi}"
             lines.append(f"- `{tensor}`: {', '.join(support['data_types'])}; {dims} dimensions")
         lines += ["", f"ONNX ops of its lowerings: {', '.join(info['onnx_ops'])}.", ""]
+        lines += [f"Python (docs/python-api.md): `{info['python']}`; outputs {info['python_outputs']}.", ""]
         lines += ["<details><summary>A model that runs it</summary>", "", "```json", example_json(name).rstrip("\n"), "```", ""]
         lines += ["</details>", ""]
     return "\n".join(lines)

@@ -237,6 +237,14 @@ def recurrent(desc: OperatorDesc) -> dict[str, Guess]:
     return {p: (_type_of(desc, "InputTensor"), tuple(sizes[p])) for p in desc.outputs}
 
 
+def reduce_rule(desc: OperatorDesc) -> dict[str, Guess]:
+    """1 on each reduced axis (the rank kept); UINT32 indices for ARGMAX/ARGMIN, as DirectMLX's Reduce."""
+    x = desc.tensor("InputTensor")
+    sizes = tuple(1 if i in desc["Axes"] else n for i, n in enumerate(x.sizes))
+    indices = desc.schema.name in ("ARGMAX", "ARGMIN") or desc.values.get("Function") in ("ARGMAX", "ARGMIN")
+    return {"OutputTensor": (dtypes.UINT32 if indices else x.data_type, sizes)}
+
+
 def batch_normalization_training(desc: OperatorDesc) -> dict[str, Guess]:
     x, scale = desc.tensor("InputTensor"), desc.tensor("ScaleTensor")
     out: dict[str, Guess] = {"OutputTensor": (x.data_type, x.sizes)}
@@ -281,6 +289,9 @@ RULES: dict[str, Rule] = {
     "RESAMPLE2": resample,
     "RESAMPLE3": resample,
     "ROI_POOLING": roi_pooling,
+    "REDUCE": reduce_rule,
+    "ARGMAX": reduce_rule,
+    "ARGMIN": reduce_rule,
     "RNN": recurrent,
     "LSTM": recurrent,
     "GRU": recurrent,

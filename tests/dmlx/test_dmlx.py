@@ -4,7 +4,9 @@ numpy references and to the exported DxDispatch model run through the command li
 
 from __future__ import annotations
 
+import contextlib
 import inspect
+import io
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import onnx
 import pytest
 
 from dml2onnx import dmlx
-from dml2onnx.backends import dmlapi
+from dml2onnx.backends import dmlapi, runtime
 from dml2onnx.core.errors import ModelError, RuntimeFailure
 from dml2onnx.dmlx.activations import ACTIVATION_FUNCTIONS, DEFAULTS
 from dml2onnx.formats import dxdispatch
@@ -325,3 +327,20 @@ def test_long_chain_through_the_cli(tmp_path: Path) -> None:
     result = cli_printed(tmp_path, model)
     assert result["picked"] == got[1].reshape(-1).tolist()
     np.testing.assert_allclose(result["normalized"], got[0].reshape(-1), rtol=1e-5, atol=1e-5)  # printed with 6 digits
+
+
+def test_the_docs_convolution_block_runs_on_the_engines_present() -> None:
+    """docs/python-api.md's first block, as written, on the engines this machine has; each the reference's."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "python-api.md").read_text()
+    block = text.split("## Your own convolution, from Python")[1].split("```python\n")[1].split("```")[0]
+    engines = ("cpu", "directml", "dml")
+    loop = 'for ep in ("cpu", "directml", "dml"):'
+    assert loop in block
+    present = tuple(e for e in engines if e in runtime.available() or (e == "directml" and dmlapi.missing() is None))
+    scope: dict[str, Any] = {}
+    with contextlib.redirect_stdout(io.StringIO()) as shown:
+        exec(block.replace(loop, f"for ep in {present}:"), scope)
+    want = scope["g"].reference(scope["inputs"], scope["outputs"])
+    assert shown.getvalue().splitlines() == [f"{ep} {want['indices'].ravel()[:6]}" for ep in present]
+    got = scope["g"].run(scope["inputs"], scope["outputs"])
+    np.testing.assert_allclose(got["y"], want["y"], rtol=1e-5, atol=1e-5)
