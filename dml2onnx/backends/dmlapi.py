@@ -378,6 +378,9 @@ class DmlApiSession:
     desc: OperatorDesc
     ep: str = "dmlapi"
 
+    def __post_init__(self) -> None:
+        host()  # Wine, the device and DirectML start here, not in the first dispatch's time
+
     def run(self, feeds: dict[str, np.ndarray]) -> np.ndarray:
         return execute(self.desc, feeds, name=self.name).output
 

@@ -21,7 +21,7 @@ PROVIDERS = {
     "cpu": "CPUExecutionProvider",
 }
 INSTALL_HINT = {
-    "dml": "install onnxruntime-directml (Windows only): pip install dml2onnx[directml]",
+    "dml": "install onnxruntime-directml (Windows only): pip install dml2onnx[dml]",
     "cuda": "install onnxruntime-gpu (Linux or Windows, NVIDIA): pip install dml2onnx[cuda]",
     "cpu": "install onnxruntime: pip install dml2onnx[cpu]",
 }
@@ -35,7 +35,7 @@ def ort() -> ModuleType:
         return module
     except ImportError:
         raise RuntimeFailure(
-            "ONNX Runtime is not installed: pip install dml2onnx[cpu] (or [cuda] on NVIDIA GPUs, [directml] on Windows)"
+            "ONNX Runtime is not installed: pip install dml2onnx[cpu] (or [cuda] on NVIDIA GPUs, [dml] on Windows)"
         ) from None
 
 

@@ -27,7 +27,23 @@ from dml2onnx.ops import registry
 
 AUTO_ORDER = ("dml", "cuda", "cpu")
 # Not an execution provider: DirectML's own API executes the desc itself (dml2onnx.backends.dmlapi).
-DIRECTML = "directml"
+# Spelled `dml-api` so that it is not taken for `dml`, ONNX Runtime's DirectML EP; `directml`, its
+# first spelling, still means it (OLD_SPELLINGS).
+DIRECTML = "dml-api"
+OLD_SPELLINGS = {"directml": DIRECTML}
+ENGINE_NAMES = ("auto", "cpu", "cuda", "dml", DIRECTML)
+
+
+def canonical(ep: str) -> str:
+    """An engine's name as it is spelled now (`directml` -> `dml-api`)."""
+    return OLD_SPELLINGS.get(ep, ep)
+
+
+def spelling_note(ep: str) -> str | None:
+    """What to say when an engine is named by an old spelling; None for a current one."""
+    if ep not in OLD_SPELLINGS:
+        return None
+    return f"--ep {ep} is spelled --ep {OLD_SPELLINGS[ep]} now (DirectML's own API; --ep dml is ONNX Runtime's DirectML EP)"
 
 
 def wine_dml() -> bool:
@@ -58,12 +74,14 @@ def engines() -> list[str]:
 
 def label(ep: str) -> str:
     """How messages name an EP or engine."""
+    ep = canonical(ep)
     return PROVIDERS.get(ep) or {DIRECTML: "DirectML API", "reference": "numpy reference"}.get(ep, ep)
 
 
 def resolve(ep: str, bound_io: bool = False) -> str:
-    """`auto` -> the best available EP; a named EP (or `directml`, DirectML's own API executing
-    the desc) must be available. `bound_io` as for `available`."""
+    """`auto` -> the best available EP; a named EP (or `dml-api`, DirectML's own API executing
+    the desc; `directml` as before) must be available. `bound_io` as for `available`."""
+    ep = canonical(ep)
     if ep == "auto":
         return available(bound_io)[0]
     if bound_io and ep == "dml" and wine_dml():
@@ -73,7 +91,7 @@ def resolve(ep: str, bound_io: bool = False) -> str:
             raise RuntimeFailure(dmlapi.missing_message())
         return ep
     if ep not in PROVIDERS:
-        raise RuntimeFailure(f"unknown execution provider '{ep}' (auto, cpu, cuda, dml, directml)")
+        raise RuntimeFailure(f"unknown execution provider '{ep}' ({', '.join(ENGINE_NAMES)})")
     if ep not in available():
         if ep == "dml" and wine_dml():
             raise RuntimeFailure(winhost.missing_message())

@@ -133,10 +133,10 @@ def bench(
     opset: int = 17,
     target: str | None = None,
 ) -> dict[str, Any]:
-    if ep == runtime.DIRECTML:
+    if runtime.canonical(ep) == runtime.DIRECTML:
         raise UsageError(
-            "bench times lowered ONNX graphs with device-bound I/O; DirectML's API (directml) runs the descs: "
-            "time them with dml2onnx run --ep directml -i N"
+            f"bench times lowered ONNX graphs with device-bound I/O; DirectML's API ({runtime.DIRECTML}) runs the descs: "
+            f"time them with dml2onnx run --ep {runtime.DIRECTML} -i N"
         )
     ep = runtime.resolve(ep, bound_io=True)
     target = target or targets.for_engine(ep)  # unless given, the graphs built for this EP

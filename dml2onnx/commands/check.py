@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 from dataclasses import dataclass
 from typing import Any, TextIO
 
@@ -14,6 +13,7 @@ import numpy as np
 from dml2onnx import lowering
 from dml2onnx.backends import runtime, winhost
 from dml2onnx.core.errors import RuntimeFailure
+from dml2onnx.core.jsonvalues import json_number
 from dml2onnx.formats import onnx_dispatchable
 from dml2onnx.formats.dxdispatch import Dispatchable, Model
 from dml2onnx.graph import dml_ep, targets
@@ -111,8 +111,8 @@ def _write_json(out: TextIO, rows: list[Row], eps: list[str], target: str | None
         {
             "dispatch": r.dispatch,
             "engine": r.ep,
-            "max_abs": _json_number(r.max_abs),
-            "max_rel": _json_number(r.max_rel),
+            "max_abs": json_number(r.max_abs),
+            "max_rel": json_number(r.max_rel),
             "nodes_on_engine": r.nodes_on_ep if r.nodes else None,
             "nodes": r.nodes if r.nodes else None,
             "ok": r.ok,
@@ -129,11 +129,6 @@ def _write_json(out: TextIO, rows: list[Row], eps: list[str], target: str | None
         "failed": sum(not r.ok for r in rows),
     }
     out.write(json.dumps(result, indent=1) + "\n")
-
-
-def _json_number(x: float) -> float | str:
-    """JSON has no inf or NaN: those as the strings "inf", "-inf", "nan"."""
-    return x if math.isfinite(x) else str(x)
 
 
 def _targets(eps: list[str], target: str | None) -> str:
@@ -154,7 +149,7 @@ def _comparisons(d: Any, got: dict[str, np.ndarray], want: dict[str, np.ndarray]
 
 def _versions(eps: list[str]) -> str:
     """The builds behind the EPs checked: this Python's onnxruntime, and the onnxruntime-directml
-    DLLs that run under Wine for `directml` and (on Linux) `dml`."""
+    DLLs that run under Wine for `dml-api` and (on Linux) `dml`."""
     under_wine = [ep for ep in eps if ep == runtime.DIRECTML or (ep == "dml" and runtime.wine_dml())]
     parts = [f"onnxruntime {runtime.version()}"] if len(under_wine) < len(eps) else []
     if under_wine:

@@ -6,26 +6,22 @@ import argparse
 import io
 import json
 import os
-import re
-import stat
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-import onnx
-
-from dml2onnx import __version__, lowering
+from dml2onnx import __version__
 from dml2onnx.backends import runtime
-from dml2onnx.commands import bench, capture, check, inspection, listing, operator_info
+from dml2onnx.commands import bench, capture, check, export, inspection, listing, operator_info
+from dml2onnx.commands.loading import load
 from dml2onnx.core import featurelevels, files, limits
-from dml2onnx.core.errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError, one_line
-from dml2onnx.formats import dxdispatch, onnx_dispatchable
-from dml2onnx.graph import dml_ep, targets
+from dml2onnx.core.errors import Dml2OnnxError, UsageError, one_line
+from dml2onnx.core.jsonvalues import json_values
+from dml2onnx.formats import onnx_dispatchable
+from dml2onnx.graph import targets
 from dml2onnx.graph.builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET
-from dml2onnx.run import compose
 from dml2onnx.run.executor import Executor
-
-_FILE_NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.\-]*$")
 
 
 def _opset(text: str) -> int:
@@ -90,13 +86,14 @@ def _common(sub: argparse.ArgumentParser, model: str = "MODEL.json", model_help:
     sub.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
 
 
-# The engines every command names alike: ONNX Runtime's EPs, and DirectML's own API.
-ENGINES = ("auto", "cpu", "cuda", "dml", "directml")
+# The engines every command names alike: ONNX Runtime's EPs, and DirectML's own API (runtime.py).
+ENGINES = runtime.ENGINE_NAMES
 ENGINES_HELP = (
     "cpu, cuda and dml are ONNX Runtime's execution providers (dml: the DirectML EP; on Linux under Wine, make "
-    "dml-setup), GPU EPs without CPU fallback; directml is DirectML's own API running the descs (and compiling "
-    "serialized graphs), no ONNX; auto is the best present: DirectML, then CUDA, then the CPU (on Linux: CUDA, then "
-    "the DirectML EP under Wine, then the CPU)"
+    f"dml-setup), GPU EPs without CPU fallback; {runtime.DIRECTML} is DirectML's own API running the descs (and "
+    "compiling serialized graphs), no ONNX; auto is the best present: DirectML, then CUDA, then the CPU (on Linux: "
+    f"CUDA, then the DirectML EP under Wine, then the CPU). {', '.join(runtime.OLD_SPELLINGS)} is the old spelling of "
+    f"{runtime.DIRECTML}"
 )
 
 
@@ -104,11 +101,26 @@ def _ep(sub: argparse.ArgumentParser, default: str | None, repeatable: bool = Fa
     said = "default: every engine present" if default is None else f"default {default}"
     sub.add_argument(
         "--ep",
-        choices=ENGINES,
+        choices=(*ENGINES, *runtime.OLD_SPELLINGS),
+        metavar="{" + ",".join(ENGINES) + "}",
         action="append" if repeatable else "store",
         default=default,
         help=f"the engine ({'repeatable; ' if repeatable else ''}{said}): {ENGINES_HELP}",
     )
+
+
+def _spelling_notes(args: argparse.Namespace) -> None:
+    """A note for each engine named by an old spelling (`directml`), unless -q."""
+    given = getattr(args, "ep", None)
+    for ep in given if isinstance(given, list) else [given] if given else []:
+        note = runtime.spelling_note(ep)
+        if note and not args.quiet:
+            print(f"dml2onnx: note: {note}", file=sys.stderr)
+
+
+def _json(sub: argparse.ArgumentParser, what: str) -> None:
+    """--json: every command's answer as one JSON document on stdout (progress stays on stderr)."""
+    sub.add_argument("--json", action="store_true", help=f"print JSON instead of text: {what}")
 
 
 def _iterations(sub: argparse.ArgumentParser, default: int, what: str) -> None:
@@ -175,20 +187,6 @@ def _session_options(sub: argparse.ArgumentParser) -> None:
     )
 
 
-def _load(args: argparse.Namespace) -> dxdispatch.Model:
-    """The model, with the command line's free dimension overrides and session options."""
-    model = dxdispatch.load(args.model, args.feature_level)
-    if not args.quiet:
-        for note in dxdispatch.reinterpretations(model):
-            print(f"dml2onnx: note: {note}", file=sys.stderr)
-    onnx_dispatchable.apply_command_line(model.dispatchables, args.free_dim_name, args.free_dim_denotation)
-    if hasattr(args, "session_config"):
-        onnx_dispatchable.apply_session_options(
-            model.dispatchables, args.session_config, args.graph_optimization_level, args.ort_logging_level
-        )
-    return model
-
-
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dml2onnx",
@@ -210,6 +208,7 @@ def _parser() -> argparse.ArgumentParser:
     _free_dims(run)
     _session_options(run)
     run.add_argument("--allow-any-path", action="store_true", help="let writeFile write outside the current folder")
+    _json(run, "the engine, target, each dispatch's times, each printed resource's values and the files written")
 
     export = sub.add_parser(
         "export",
@@ -220,6 +219,7 @@ def _parser() -> argparse.ArgumentParser:
         "is written as its graph, with its free dimension overrides applied.",
     )
     _common(export)
+    _json(export, "the target, opset and each file written, with its node count and ops")
     _free_dims(export)
     export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder (anywhere; created if missing)")
     export.add_argument("--allow-any-path", action="store_true", help="(accepted as before: -o may name any folder)")
@@ -252,7 +252,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     _common(check)
     _ep(check, None, repeatable=True)
-    check.add_argument("--json", action="store_true", help="print one JSON object: engines, targets, a row per check")
+    _json(check, "the engines, the targets their graphs were built for, a row per check")
     check.add_argument("--static", action="store_true", help="no execution: the static DirectML EP check")
     _free_dims(check)
     _session_options(check)
@@ -267,7 +267,7 @@ def _parser() -> argparse.ArgumentParser:
     _common(bench)
     _ep(bench, "auto")
     _iterations(bench, 100, "timed iterations, after warm-up")
-    bench.add_argument("--json", action="store_true", help="print JSON instead of text lines")
+    _json(bench, "the machine, versions and a row per dispatchable")
     _free_dims(bench)
     _session_options(bench)
 
@@ -284,6 +284,7 @@ def _parser() -> argparse.ArgumentParser:
     inspect.add_argument("--port", type=int, default=8080, help="localhost port for Netron (default 8080; 0: any free)")
     inspect.add_argument("--no-browser", action="store_true", help="serve without opening a web browser")
     inspect.add_argument("--functions", action="store_true", help="each DML operator as one ONNX function node")
+    _json(inspect, "--text's node table (no Netron)")
     _free_dims(inspect)
 
     capture = sub.add_parser(
@@ -308,6 +309,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     capture.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     capture.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    _json(capture, "each partition, the nodes outside any, and the files written")
     _free_dims(capture)
 
     ops = sub.add_parser(
@@ -323,7 +325,7 @@ def _parser() -> argparse.ArgumentParser:
     ops.add_argument("name", nargs="?", metavar="NAME", help="one operator (short or full name)")
     ops.add_argument("--example", action="store_true", help="with NAME: print a DxDispatch model that runs it")
     ops.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr (ops prints none)")
-    ops.add_argument("--json", action="store_true", help="print JSON (a list of operators, or NAME's facts as an object)")
+    _json(ops, "a list of operators, or NAME's facts as an object")
     ops.add_argument("--markdown", action="store_true", help="print the README's overview: operators by feature level")
     ops.add_argument(
         "--feature-level",
@@ -335,15 +337,32 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> None:
-    model = _load(args)
+    model = load(args)
     log = io.StringIO() if args.quiet else sys.stderr
-    Executor(
-        model, args.ep, args.opset, sys.stdout, log, args.target, allow_any_path=args.allow_any_path, iterations=args.iterations
-    ).run()
+    out = io.StringIO() if args.json else sys.stdout
+    executor = Executor(
+        model, args.ep, args.opset, out, log, args.target, allow_any_path=args.allow_any_path, iterations=args.iterations
+    )
+    executor.run()
+    if args.json:
+        print(json.dumps(run_json(executor), indent=1))
+
+
+def run_json(executor: Executor) -> dict[str, Any]:
+    """`run --json`: what ran where, each dispatch's times, each print's values, the files written."""
+    return {
+        "model": str(executor.model.path),
+        "engine": executor.ep_name,
+        "target": executor.target if executor.ep in runtime.PROVIDERS else None,
+        "setup_ms": executor.setup_ms,
+        "dispatches": executor.timings,
+        "prints": [{"resource": name, "values": json_values(values)} for name, values in executor.printed],
+        "files": executor.written,
+    }
 
 
 def _check(args: argparse.Namespace) -> int:
-    model = _load(args)
+    model = load(args)
     if args.static:
         if args.ep and args.ep != ["dml"]:
             raise UsageError("--static checks the DirectML EP only: use --ep dml or no --ep")
@@ -357,83 +376,6 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if check.dynamic(model, eps, sys.stdout, args.opset, args.target, log, args.json) else 1
 
 
-def _refuse_dml_fallback(name: str, model: onnx.ModelProto, target: str) -> None:
-    """A graph lowered for DirectML must not fall back to the CPU there."""
-    problems = dml_ep.check(model)
-    if problems:
-        more = f" (and {len(problems) - 3} more: dml2onnx check --static lists them)" if len(problems) > 3 else ""
-        raise RuntimeFailure(
-            f"'{name}' lowered for target {target} would not run on the DirectML EP: " + "; ".join(problems[:3]) + more
-        )
-
-
-def _export(args: argparse.Namespace) -> None:
-    args.target = args.target or "portable"  # no engine: the graphs every EP runs
-    _check_output_folder(args.output)
-    model = _load(args)
-    bound_for_dml = "dml" in targets.TARGETS[args.target].runs_on
-    # Lower everything before writing anything: a failure leaves the folder untouched.
-    if args.single_graph and args.buffer_inputs:
-        raise UsageError("--buffer-inputs is for one file per dispatchable: --single-graph inputs are already flat resources")
-    if args.single_graph:
-        name = Path(args.model).stem
-        if not _FILE_NAME.match(name):
-            raise UsageError(f"the model's file name '{name}' cannot name an .onnx file: rename it")
-        lowered = {name: compose.single_graph(model, name, args.opset, args.target, args.functions)}
-    else:
-        for name, d in model.dispatchables.items():
-            if not _FILE_NAME.match(name):
-                raise ModelError(d.path, "a dispatchable exported as a file needs a name of letters, digits, '_', '.' and '-'")
-        graphs = {n for n, d in model.dispatchables.items() if isinstance(d, onnx_dispatchable.GraphDispatchable)}
-        if graphs and args.buffer_inputs:
-            raise UsageError(f"--buffer-inputs is for DirectML operator descs: '{min(graphs)}' is an ONNX graph")
-        # An ONNX graph is written as it is (its free dimension overrides applied), not lowered
-        lowered = {
-            name: d.model(args.opset, args.target)
-            if name in graphs
-            else lowering.lower(d.desc, name, args.opset, args.target, buffer_inputs=args.buffer_inputs)
-            for name, d in model.dispatchables.items()
-        }
-        if args.functions:
-            lowered = {name: m if name in graphs else compose.as_function(m) for name, m in lowered.items()}
-    if bound_for_dml:  # an ONNX graph is not lowered for a target: `check --static` checks it
-        for name, m in lowered.items():
-            if not isinstance(model.dispatchables.get(name), onnx_dispatchable.GraphDispatchable):
-                _refuse_dml_fallback(name, m, args.target)
-    out = Path(args.output)
-    paths = {name: out / f"{name}.onnx" for name in lowered}
-    for target in paths.values():  # every file checked before the first is written
-        try:
-            files.writable_target(target, from_model=False)
-        except files.PathRefused as e:
-            raise UsageError(f"-o {files.shown(args.output)}: {e}") from None
-    for name, m in lowered.items():
-        try:
-            files.write_atomic(paths[name], m.SerializeToString(), from_model=False)
-        except files.PathRefused as e:  # the folder changed since the check
-            raise UsageError(f"-o {files.shown(args.output)}: {e}") from None
-        except OSError as e:
-            raise RuntimeFailure(f"-o {files.shown(args.output)}: cannot write {name}.onnx: {e.strerror or e}") from None
-        print(f"{paths[name]}: {_describe(m)}")
-
-
-def _check_output_folder(output: str) -> None:
-    """`export -o DIR`: a name a folder can have, and a folder (or nothing yet) where it points. The
-    user's own command line may name any folder (the current-folder rule is for paths a model writes)."""
-    try:
-        files.check_name(output, from_model=False)
-    except files.PathRefused as e:
-        raise UsageError(f"-o {e}") from None
-    try:
-        st = os.stat(output)
-    except FileNotFoundError:
-        return
-    except OSError as e:
-        raise UsageError(f"-o {files.shown(output)}: {e.strerror or e}") from None
-    if not stat.S_ISDIR(st.st_mode):
-        raise UsageError(f"-o {files.shown(output)} is {files.kind(st.st_mode)}, not a folder")
-
-
 def _inspect(args: argparse.Namespace) -> None:
     args.target = args.target or "portable"
     model, name = inspection.load(
@@ -445,8 +387,11 @@ def _inspect(args: argparse.Namespace) -> None:
         args.feature_level,
         (args.free_dim_name, args.free_dim_denotation),
     )
+    if args.json:
+        print(json.dumps(inspection.table(model, name), indent=1))
+        return
     if args.text:
-        inspection.text(model, name, sys.stdout)
+        inspection.text(inspection.table(model, name), sys.stdout)
         return
     if not 0 <= args.port <= 65535:
         raise UsageError(f"--port must be in [0, 65535], got {args.port}")
@@ -457,7 +402,7 @@ def _inspect(args: argparse.Namespace) -> None:
 def _bench(args: argparse.Namespace) -> None:
     if args.iterations < 1:
         raise UsageError(f"--iterations must be at least 1, got {args.iterations}")
-    model = _load(args)
+    model = load(args)
     log = io.StringIO() if args.quiet else sys.stderr
     bench.bench(model, args.ep, args.iterations, sys.stdout, log, args.json, args.opset, args.target)
 
@@ -472,6 +417,9 @@ def _capture(args: argparse.Namespace) -> None:
     settings = onnx_dispatchable.command_line_settings(args.free_dim_name, args.free_dim_denotation)
     log = io.StringIO() if args.quiet else sys.stderr
     captured = capture.capture(Path(args.model), Path(args.output), given, args.seed, settings, log)
+    if args.json:
+        print(json.dumps(capture_json(captured), indent=1))
+        return
     for p in captured.partitions:
         print(f"{p.path}: {len(p.graph.nodes)} nodes" if p.graph else f"{p.path}: dml2onnx cannot read it: {p.problem}")
     for n in captured.outside:
@@ -479,6 +427,22 @@ def _capture(args: argparse.Namespace) -> None:
     print(f"{captured.model_json}: runs {len(captured.units)} dispatchables (cd {files.shown(captured.folder)} to run it)")
     if captured.lowered is not None:
         print(f"{captured.lowered}: the whole model as DirectML runs it, lowered to one ONNX graph")
+
+
+def capture_json(captured: capture.Capture) -> dict[str, Any]:
+    """`capture --json`: each partition (its node count, or why dml2onnx cannot read it), the nodes
+    outside any, the DxDispatch model that runs them all, and the whole model lowered."""
+    return {
+        "folder": str(captured.folder),
+        "partitions": [
+            {"file": str(p.path), "nodes": len(p.graph.nodes)} if p.graph else {"file": str(p.path), "problem": p.problem}
+            for p in captured.partitions
+        ],
+        "outside": [{"name": n.name or None, "op": n.op_type} for n in captured.outside],
+        "model": str(captured.model_json),
+        "dispatchables": len(captured.units),
+        "lowered": str(captured.lowered) if captured.lowered is not None else None,
+    }
 
 
 def _ops(args: argparse.Namespace) -> None:
@@ -511,17 +475,13 @@ def _ops(args: argparse.Namespace) -> None:
     print(f"{len(entries)} DirectML operators at feature level {level}, {lowered} lowered by dml2onnx")
 
 
-def _describe(m: onnx.ModelProto) -> str:
-    ops = ", ".join(dict.fromkeys(n.op_type for n in m.graph.node))
-    return f"{len(m.graph.node)} nodes ({ops}), opset {m.opset_import[0].version}"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    _spelling_notes(args)
     try:
         commands = {
             "run": _run,
-            "export": _export,
+            "export": export.export,
             "check": _check,
             "inspect": _inspect,
             "bench": _bench,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 import onnx
 from onnx import TensorProto
@@ -85,36 +85,71 @@ def _types(model: onnx.ModelProto) -> dict[str, str]:
     return out
 
 
-def text(model: onnx.ModelProto, name: str, out: TextIO) -> None:
-    """A node table: node, op, inputs -> outputs with types and shapes, and what each node does."""
+def table(model: onnx.ModelProto, name: str) -> dict[str, Any]:
+    """What --text prints (and --json writes): the model's opsets, target and producer, its inputs
+    and outputs with types and shapes, and each node (and each function's), with what it does."""
     props = {p.key: p.value for p in model.metadata_props}
-    opsets = ", ".join(f"{o.domain or 'ai.onnx'} {o.version}" for o in model.opset_import)
-    out.write(f"model {name}: {props.get('dml2onnx.operator', model.doc_string or 'ONNX model')}\n")
-    out.write(
-        f"  opsets {opsets}; target {props.get('dml2onnx.target', '-')}; "
-        f"producer {model.producer_name} {model.producer_version}\n"
-    )
     types = _types(model)
-    for kind, values in (("inputs", model.graph.input), ("outputs", model.graph.output)):
-        out.write(f"  {kind}: " + ", ".join(f"{v.name} {types.get(v.name, '?')}" for v in values) + "\n")
-    if any(f'"{t.name}"' in props.get(k, "") for t in dtypes.PACKED for k in ("dml2onnx.desc", "dml2onnx.dispatchables")):
-        out.write(f"  {FOUR_BIT_NOTE}\n")
-    _nodes(model.graph.node, types, out, "  ")
-    for f in model.functions:
-        overload = f":{f.overload}" if f.overload else ""
-        out.write(f"  function {f.domain}.{f.name}{overload}({', '.join(f.input)}) -> {', '.join(f.output)}\n")
-        _nodes(f.node, types, out, "    ")
+    packed = any(f'"{t.name}"' in props.get(k, "") for t in dtypes.PACKED for k in ("dml2onnx.desc", "dml2onnx.dispatchables"))
+    return {
+        "model": name,
+        "operator": props.get("dml2onnx.operator", model.doc_string or "ONNX model"),
+        "opsets": {o.domain or "ai.onnx": o.version for o in model.opset_import},
+        "target": props.get("dml2onnx.target"),
+        "producer": f"{model.producer_name} {model.producer_version}".strip(),
+        "inputs": [{"name": v.name, "type": types.get(v.name, "?")} for v in model.graph.input],
+        "outputs": [{"name": v.name, "type": types.get(v.name, "?")} for v in model.graph.output],
+        "notes": [FOUR_BIT_NOTE] if packed else [],
+        "nodes": _nodes(model.graph.node, types),
+        "functions": [
+            {
+                "name": f"{f.domain}.{f.name}" + (f":{f.overload}" if f.overload else ""),
+                "inputs": list(f.input),
+                "outputs": list(f.output),
+                "nodes": _nodes(f.node, types),
+            }
+            for f in model.functions
+        ],
+    }
 
 
-def _nodes(nodes: list[onnx.NodeProto] | object, types: dict[str, str], out: TextIO, indent: str) -> None:
-    for i, n in enumerate(nodes):  # type: ignore[arg-type]
-        op = f"{n.domain}.{n.op_type}" if n.domain else n.op_type
-        ins = ", ".join(f"{v} {types[v]}" if v in types else v for v in n.input if v)
-        outs = ", ".join(f"{v} {types[v]}" if v in types else v for v in n.output)
-        out.write(f"{indent}{i + 1:>3}  {n.name or '(unnamed)'}  {op}\n")
-        out.write(f"{indent}       {ins or '(no inputs)'} -> {outs}\n")
-        if n.doc_string:
-            out.write(f"{indent}       {n.doc_string}\n")
+def _nodes(nodes: Any, types: dict[str, str]) -> list[dict[str, Any]]:
+    return [
+        {
+            "name": n.name or "(unnamed)",
+            "op": f"{n.domain}.{n.op_type}" if n.domain else n.op_type,
+            "inputs": [{"name": v, "type": types.get(v)} for v in n.input if v],
+            "outputs": [{"name": v, "type": types.get(v)} for v in n.output],
+            "doc": n.doc_string or None,
+        }
+        for n in nodes
+    ]
+
+
+def text(info: dict[str, Any], out: TextIO) -> None:
+    """table()'s node table as text: node, op, inputs -> outputs with types and shapes, what each node does."""
+    opsets = ", ".join(f"{domain} {version}" for domain, version in info["opsets"].items())
+    out.write(f"model {info['model']}: {info['operator']}\n")
+    out.write(f"  opsets {opsets}; target {info['target'] or '-'}; producer {info['producer']}\n")
+    for kind in ("inputs", "outputs"):
+        out.write(f"  {kind}: " + ", ".join(f"{v['name']} {v['type']}" for v in info[kind]) + "\n")
+    for note in info["notes"]:
+        out.write(f"  {note}\n")
+    _write_nodes(info["nodes"], out, "  ")
+    for f in info["functions"]:
+        out.write(f"  function {f['name']}({', '.join(f['inputs'])}) -> {', '.join(f['outputs'])}\n")
+        _write_nodes(f["nodes"], out, "    ")
+
+
+def _write_nodes(nodes: list[dict[str, Any]], out: TextIO, indent: str) -> None:
+    def values(vs: list[dict[str, Any]]) -> str:
+        return ", ".join(f"{v['name']} {v['type']}" if v["type"] else v["name"] for v in vs)
+
+    for i, n in enumerate(nodes):
+        out.write(f"{indent}{i + 1:>3}  {n['name']}  {n['op']}\n")
+        out.write(f"{indent}       {values(n['inputs']) or '(no inputs)'} -> {values(n['outputs'])}\n")
+        if n["doc"]:
+            out.write(f"{indent}       {n['doc']}\n")
 
 
 def serve(model: onnx.ModelProto, name: str, port: int, browse: bool, out: TextIO = sys.stdout) -> tuple[str, int]:

@@ -9,6 +9,8 @@ import json
 import math
 from typing import Any
 
+import numpy as np
+
 from dml2onnx.core.errors import JsonPath, ModelError
 
 
@@ -153,3 +155,18 @@ def reject_unknown_keys(obj: dict[str, Any], known: set[str] | list[str], path: 
             ]
             hint = f"did you mean {close[0]}? " if close else ""
             raise ModelError(path + (key,), f"unknown field of {what} ({hint}known: {listed})")
+
+
+def json_number(x: float) -> float | str:
+    """JSON has no inf or NaN: those as the strings "inf", "-inf", "nan" (as DxDispatch writes them)."""
+    return x if math.isfinite(x) else str(x)
+
+
+def json_values(values: Any) -> list[Any]:
+    """A numpy array's elements as JSON numbers: ints as ints, floats as floats (non-finite as strings)."""
+    flat = np.asarray(values).ravel()
+    if flat.dtype.kind == "f":
+        return [json_number(float(v)) for v in flat.tolist()]
+    if flat.dtype.kind == "b":
+        return [int(v) for v in flat.tolist()]
+    return flat.tolist()

@@ -303,7 +303,7 @@ class Graph:
         self, inputs: Arrays, outputs: Outputs, ep: str = "cpu", opset: int = DEFAULT_OPSET, target: str | None = None
     ) -> dict[str, np.ndarray] | list[np.ndarray]:
         """The to_onnx graph on `ep`: an ONNX Runtime EP (`cpu`, `cuda`, `dml`: no CPU fallback for a GPU
-        EP; `auto`: the best present), `directml` (each call's desc executed by DirectML's own API, in
+        EP; `auto`: the best present), `dml-api` (each call's desc executed by DirectML's own API, in
         order) or `reference` (the numpy references, chained). `target`: the EP's own unless given,
         as `dml2onnx run` lowers."""
         if ep == "reference":

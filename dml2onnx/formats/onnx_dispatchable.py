@@ -144,7 +144,7 @@ class GraphDispatchable:
     # its numpy reference by graph input / output name (a serialized graph's descs have one; an
     # ONNX file has none: `--ep reference` and `check` then use the CPU EP)
     reference: Reference | None = None
-    # a serialized DirectML graph: what DirectML's own API compiles whole (`--ep directml`)
+    # a serialized DirectML graph: what DirectML's own API compiles whole (`--ep dml-api`)
     serialized: SerializedGraph | None = None
 
     def model(self, opset: int, target: str) -> onnx.ModelProto:

@@ -67,6 +67,10 @@ _NORMALIZATIONS = {
 GEMM_LENGTH = 64
 
 
+# DirectML's answers, through the DirectML EP or its own API (`directml`: that API's first spelling).
+_DIRECTML_ENGINES = ("dml", "dml-api", "directml")
+
+
 def gemm(dtype: dtypes.DataType, k: int, ep: str) -> Tolerance:
     """GEMM with accumulation length k, on the tests' inputs (above): |Alpha * sum(a * b)| +
     |Beta * c| <= S = 2k + 2. A sum of k products in a working precision u errs by at most
@@ -349,7 +353,7 @@ def recurrent(dtype: dtypes.DataType, steps: int, ep: str) -> Tolerance:
     FLOAT16 (measured on its API: 1.5e-3 after 3 steps of values below 1), six roundings of
     2**-11 per step."""
     if dtype == dtypes.FLOAT16:
-        per_step = 6 * 2.0**-11 if ep in ("dml", "directml") else 0.0
+        per_step = 6 * 2.0**-11 if ep in _DIRECTML_ENGINES else 0.0
         return Tolerance(4e-3 + steps * per_step, 4e-3 + steps * per_step)
     return Tolerance(steps * 1e-5, steps * 1e-5)
 
@@ -383,7 +387,7 @@ def training_grad(operator: str, dtype: dtypes.DataType, ep: str) -> Tolerance:
         atol = (LRN_GRAD_WINDOW + 12) * u * LRN_GRAD_TERMS
     if dtype != dtypes.FLOAT16:
         return Tolerance(2 * u, atol)
-    if operator not in POOLING_GRADS and ep in ("dml", "directml"):
+    if operator not in POOLING_GRADS and ep in _DIRECTML_ENGINES:
         atol += 8 * 2.0**-11 * LRN_GRAD_TERMS
     return Tolerance(2.0**-10, atol + 2.0**-24)
 
@@ -422,7 +426,7 @@ def batch_normalization_grad(dtype: dtypes.DataType, n: int, ep: str) -> Toleran
     atol = max(sums, training)
     if dtype != dtypes.FLOAT16:
         return Tolerance(8 * u, atol)
-    if ep in ("dml", "directml"):
+    if ep in _DIRECTML_ENGINES:
         atol += 2.0**-11 * g * (1 + z * z) * s * inv_std
     return Tolerance(2.0**-10, atol + 2.0**-24)
 
@@ -508,7 +512,7 @@ def tolerance(operator: str, dtype: dtypes.DataType, ep: str, field: str = "") -
         return _NORMALIZATIONS[operator]
     if operator in ("REDUCE", "FOLD"):
         return Tolerance(1e-5, 1e-5)  # FLOAT32 sums (and products) against a FLOAT64 reference
-    if operator in _INVERSE_TRIG and ep in ("dml", "directml"):
+    if operator in _INVERSE_TRIG and ep in _DIRECTML_ENGINES:
         # DirectML over Mesa's lavapipe (the Vulkan driver under Wine here) evaluates asin, acos
         # and atan with that driver's approximations: asin(0) = 6.8e-5, atan(1) 1.1e-5 off
         return Tolerance(1e-4, 1e-4)
@@ -548,7 +552,7 @@ def compare(got: np.ndarray, want: np.ndarray, tol: Tolerance) -> Comparison:
 def compare_outputs(desc: Any, got: Mapping[str, np.ndarray], want: Mapping[str, np.ndarray], ep: str) -> dict[str, Comparison]:
     """Every output the desc sets (`got` and `want` keyed by output field), each within its own
     data type's tolerance (MAX_POOLING2's indices exactly, its values as pooling's floats)."""
-    if desc.schema.name == "NONZERO_COORDINATES" and ep in ("dml", "directml"):
+    if desc.schema.name == "NONZERO_COORDINATES" and ep in _DIRECTML_ENGINES:
         # DirectML leaves the coordinates past the count unwritten (undefined on the page;
         # dml2onnx writes zeros there): only the rows before the count are compared
         n = desc.tensor("OutputCoordinatesTensor").sizes[-1]

@@ -47,7 +47,7 @@ class _FunctionGraph:
 
 
 class Executor:
-    """Runs the commands in order. `ep` is an EP short name, `auto`, `directml` (DirectML's API) or
+    """Runs the commands in order. `ep` is an EP short name, `auto`, `dml-api` (DirectML's API) or
     `reference` (numpy); `iterations`: each dispatch runs that many times (DxDispatch's -i), its
     outputs from the first, the first run's time (sessions warming up) reported apart."""
 
@@ -78,6 +78,10 @@ class Executor:
         # (dispatchable, {output field: its values}) per dispatch
         self.results: list[tuple[str, dict[str, np.ndarray]]] = []
         self.emitted: list[tuple[str, np.ndarray]] = []  # (resource, whole buffer) per print/writeFile
+        self.printed: list[tuple[str, np.ndarray]] = []  # (resource, the values printed) per print
+        self.timings: list[dict[str, Any]] = []  # per dispatch: its name, iterations and times (ms)
+        self.written: list[str] = []  # the files writeFile wrote
+        self.setup_ms = 0.0  # starting the engine and compiling every session, before the first dispatch
         self.shapes: dict[str, tuple[int, ...]] = {}  # a deferred resource's: its output's last shape
         self.plans: dict[int, list[onnx_dispatchable.Planned]] = {}  # id(dispatch of an ONNX graph) -> its tensors
         # Tensors bound at initialization (OWNED_BY_DML) take the resources' initial contents.
@@ -113,7 +117,7 @@ class Executor:
             graph = d.serialized
             if graph is None:
                 raise UsageError(
-                    f"dispatchable '{d.name}' is an ONNX graph: --ep directml runs DirectML's descs and serialized "
+                    f"dispatchable '{d.name}' is an ONNX graph: --ep dml-api runs DirectML's descs and serialized "
                     "graphs through DirectML's own API; use --ep dml (ONNX Runtime's DirectML EP) for ONNX graphs"
                 )
             return _FunctionGraph(lambda feeds: dmlapi.execute_graph(graph, feeds, name=d.name))
@@ -136,10 +140,14 @@ class Executor:
                 self.plan(cmd)
         graphs = f", target {self.target}" if self.ep in runtime.PROVIDERS else ""
         self.log.write(f"dml2onnx: running '{self.model.path}' on {self.ep_name}{graphs}\n")
-        # Compile every dispatched operator first, as DxDispatch initializes them up front.
+        # Compile every dispatched operator first, as DxDispatch initializes them up front: the
+        # engine's start (Wine, the device) and each session's compile are not a dispatch's time.
+        start = time.perf_counter()
         for cmd in self.model.commands:
             if isinstance(cmd, Dispatch):
                 self.session(cmd.dispatchable)
+        self.setup_ms = (time.perf_counter() - start) * 1e3
+        self.log.write(f"dml2onnx: set-up {self.setup_ms:.1f} ms (the engine and {len(self.sessions)} sessions)\n")
         for cmd in self.model.commands:
             if isinstance(cmd, Dispatch):
                 self.dispatch(cmd)
@@ -189,6 +197,11 @@ class Executor:
             result = values
             self._write_outputs(cmd, values)
         self.results.append((cmd.dispatchable, result))
+        rest = sorted(times[1:])
+        self.timings.append(
+            {"dispatchable": cmd.dispatchable, "iterations": len(times), "first_ms": times[0]}
+            | ({"median_ms": rest[len(rest) // 2], "min_ms": rest[0]} if rest else {})
+        )
         if len(times) == 1:
             self.log.write(f"Dispatch '{cmd.dispatchable}': 1 iteration, {times[0]:.4f} ms ({self.ep_name})\n")
         else:
@@ -248,7 +261,9 @@ class Executor:
 
     def print(self, cmd: Print) -> None:
         self.snapshot(cmd.resource)
-        self.out.write(format_print(cmd.resource, self.resource_values(cmd.resource), cmd.verbose))
+        values = self.resource_values(cmd.resource)
+        self.printed.append((cmd.resource, values.copy()))
+        self.out.write(format_print(cmd.resource, values, cmd.verbose))
         self.out.flush()
 
     def write_file(self, cmd: WriteFile) -> None:
@@ -276,4 +291,5 @@ class Executor:
             raise RuntimeFailure(
                 f"{format_path(cmd.path + ('targetPath',))}: cannot write {files.shown(target)}: {e.strerror or e}"
             ) from None
+        self.written.append(str(written))
         self.log.write(f"Resource '{cmd.resource}' written to '{written}'\n")

@@ -1,5 +1,5 @@
 """Every operator type built from Python runs on DirectML: each through DirectML's own API
-(`ep="directml"`, a desc at a time), and all of them in one graph on the DirectML EP under Wine
+(`ep="dml-api"`, a desc at a time), and all of them in one graph on the DirectML EP under Wine
 (`ep="dml"`, one session), each against the numpy reference within tolerances.py."""
 
 from __future__ import annotations
@@ -28,9 +28,9 @@ def example_call(name: str) -> Call:
 @pytest.mark.parametrize("name", NAMES)
 def test_every_operator_through_directml_api(name: str) -> None:
     g, feeds, desc, outputs = example_call(name)
-    got = g.run(feeds, outputs, ep="directml")
+    got = g.run(feeds, outputs, ep="dml-api")
     want = g.reference(feeds, outputs)
-    assert not (bad := mismatches(desc, got, want, "directml")), bad
+    assert not (bad := mismatches(desc, got, want, "dml-api")), bad
 
 
 @pytest.mark.dml

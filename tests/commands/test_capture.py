@@ -4,6 +4,7 @@ read back, run as the DxDispatch model capture writes, and compared with the ori
 from __future__ import annotations
 
 import io
+import json
 import os
 from pathlib import Path
 
@@ -162,8 +163,12 @@ def test_given_inputs_are_used_and_written(tmp_path: Path) -> None:
     model = _small_model(tmp_path / "small.onnx", [2, 3])
     x = np.array([[1.5, -2, 3], [-4, 5, -6]], np.float32)
     np.save(tmp_path / "x.npy", x)
-    status, _, err = run_cli(*["capture", str(model), "-o", str(tmp_path / "cap"), "--input", f"x={tmp_path / 'x.npy'}", "-q"])
+    args = ["capture", str(model), "-o", str(tmp_path / "cap"), "--input", f"x={tmp_path / 'x.npy'}", "-q", "--json"]
+    status, out, err = run_cli(*args)
     assert status == 0 and err == "", err
+    got = json.loads(out)
+    assert got["partitions"] and all(p["nodes"] >= 1 for p in got["partitions"]) and got["outside"] == []
+    assert Path(got["model"]).exists() and got["lowered"] is not None and Path(got["lowered"]).exists()
     assert np.array_equal(np.load(tmp_path / "cap" / "inputs" / "x.npy"), x)
     assert np.array_equal(np.load(tmp_path / "cap" / "expected" / "y.npy"), -np.maximum(x, 0))
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from dml2onnx.backends import runtime
 from dml2onnx.ops import registry
 from support import run_cli, write_model
 
@@ -25,10 +26,53 @@ def test_every_command_takes_quiet(command: str) -> None:
     assert status == 0 and "-q, --quiet" in out, command
 
 
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_takes_json(command: str) -> None:
+    status, out, _ = run_cli(command, "--help")
+    assert status == 0 and "--json" in out and "print JSON instead of text" in " ".join(out.split()), command
+
+
+def test_run_json_holds_the_engine_target_times_and_values(tmp_path: Path) -> None:
+    status, out, err = run_cli("run", GEMM_ADD, "--json", "-i", "3")
+    got = json.loads(out)
+    assert status == 0 and (got["engine"], got["target"]) == ("CPUExecutionProvider", "cpu")
+    assert got["prints"] == [{"resource": "y", "values": [22.5, 27.0, 49.5, 63.0]}] and got["files"] == []
+    assert [(d["dispatchable"], d["iterations"]) for d in got["dispatches"]] == [("matmul", 3), ("add_bias", 3)]
+    assert all(d["min_ms"] <= d["median_ms"] for d in got["dispatches"]) and "Dispatch 'matmul'" in err
+
+
+def test_run_json_writes_non_finite_values_as_strings(tmp_path: Path) -> None:
+    model = _relu("FLOAT32", [float("nan"), float("inf"), -1, 2])
+    model["resources"]["x"]["initialValues"] = ["nan", "inf", -1, 2]
+    model["commands"].append({"type": "print", "resource": "y"})
+    status, out, err = run_cli("run", write_model(tmp_path, model), "--json", "-q")
+    assert status == 0 and err == "", err
+    assert json.loads(out)["prints"][0]["values"] == ["nan", "inf", 0.0, 2.0]
+
+
+def test_export_inspect_json(tmp_path: Path) -> None:
+    status, out, _ = run_cli("export", GEMM_ADD, "-o", str(tmp_path), "--json", "-q")
+    got = json.loads(out)
+    assert (
+        status == 0
+        and got["target"] == "portable"
+        and [Path(f["file"]).name for f in got["files"]]
+        == [
+            "matmul.onnx",
+            "add_bias.onnx",
+        ]
+    )
+    assert all(Path(f["file"]).exists() and f["nodes"] >= 1 for f in got["files"])
+    status, out, _ = run_cli("inspect", GEMM_ADD, "--json")
+    table = json.loads(out)
+    assert status == 0 and table["target"] == "portable" and [i["name"] for i in table["inputs"]] == ["x", "w", "bias"]
+    assert table["nodes"] and all({"name", "op", "inputs", "outputs", "doc"} <= set(n) for n in table["nodes"])
+
+
 @pytest.mark.parametrize("command", ("run", "check", "bench"))
 def test_the_engines_are_the_same_everywhere(command: str) -> None:
     _, out, _ = run_cli(command, "--help")
-    assert "{auto,cpu,cuda,dml,directml}" in out
+    assert "{auto,cpu,cuda,dml,dml-api}" in out and "directml is the old spelling of dml-api" in " ".join(out.split())
     assert "--target {portable,cpu,cuda,dml}" in out and "use the EP's own" in " ".join(out.split())
 
 
@@ -59,6 +103,19 @@ def test_iterations_report_the_first_run_apart() -> None:
 def test_invalid_options_are_exit_2(args: tuple[str, ...], message: str) -> None:
     status, _, err = run_cli(*args)
     assert status == 2 and message in err and "Traceback" not in err
+
+
+def test_the_old_spelling_of_dml_api_works_with_a_note() -> None:
+    """`directml` (DirectML's own API) was too like `dml` (ONNX Runtime's DirectML EP): it is
+    `dml-api` now; the old spelling runs the same engine and says so, but under -q."""
+    if "dml-api" not in runtime.engines():
+        pytest.skip("DirectML's API under Wine is not set up (make dml-setup)")
+    status, out, err = run_cli("run", GEMM_ADD, "--ep", "directml")
+    assert status == 0 and out == "Resource 'y': 22.5, 27, 49.5, 63\n"
+    assert err.startswith("dml2onnx: note: --ep directml is spelled --ep dml-api now (DirectML's own API; --ep dml is")
+    assert "on DirectML API" in err
+    status, _, err = run_cli("run", GEMM_ADD, "--ep", "directml", "-q")
+    assert status == 0 and err == ""
 
 
 def test_check_names_auto_by_what_it_picked() -> None:

@@ -27,8 +27,9 @@ def test_extras_pull_in_the_right_build_only() -> None:
     assert installed("cpu", "linux") == installed("cpu", "macos") == {"onnxruntime"}
     assert installed("cuda", "linux") == installed("cuda", "windows") == {"onnxruntime-gpu"}
     assert installed("cuda", "macos") == set()
-    assert installed("directml", "windows") == {"onnxruntime-directml"}
-    assert installed("directml", "linux") == installed("directml", "macos") == set()
+    for extra in ("dml", "directml"):  # named after --ep dml; its first name kept
+        assert installed(extra, "windows") == {"onnxruntime-directml"}
+        assert installed(extra, "linux") == installed(extra, "macos") == set()
     base = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert not any(Requirement(r).name.startswith("onnxruntime") for r in base)
 

@@ -142,7 +142,7 @@ def test_chain_runs_on_every_engine(ep: str) -> None:
 
 def test_unknown_engine_is_a_clear_error() -> None:
     g, best, _ = build_chain()
-    with pytest.raises(RuntimeFailure, match=r"unknown execution provider 'gpu' \(auto, cpu, cuda, dml, directml\)"):
+    with pytest.raises(RuntimeFailure, match=r"unknown execution provider 'gpu' \(auto, cpu, cuda, dml, dml-api\)"):
         g.run(CHAIN_INPUTS, [best], ep="gpu")
 
 
@@ -333,10 +333,10 @@ def test_the_docs_convolution_block_runs_on_the_engines_present() -> None:
     """docs/python-api.md's first block, as written, on the engines this machine has; each the reference's."""
     text = (Path(__file__).resolve().parents[2] / "docs" / "python-api.md").read_text()
     block = text.split("## Your own convolution, from Python")[1].split("```python\n")[1].split("```")[0]
-    engines = ("cpu", "directml", "dml")
-    loop = 'for ep in ("cpu", "directml", "dml"):'
+    engines = ("cpu", "dml-api", "dml")
+    loop = 'for ep in ("cpu", "dml-api", "dml"):'
     assert loop in block
-    present = tuple(e for e in engines if e in runtime.available() or (e == "directml" and dmlapi.missing() is None))
+    present = tuple(e for e in engines if e in runtime.available() or (e == "dml-api" and dmlapi.missing() is None))
     scope: dict[str, Any] = {}
     with contextlib.redirect_stdout(io.StringIO()) as shown:
         exec(block.replace(loop, f"for ep in {present}:"), scope)
