@@ -5,6 +5,7 @@ copy bandwidth measured in the same run."""
 from __future__ import annotations
 
 import io
+import json
 import statistics
 import sys
 import time
@@ -138,6 +139,13 @@ def bench(
             f"bench times lowered ONNX graphs with device-bound I/O; DirectML's API ({runtime.DIRECTML}) runs the descs: "
             f"time them with dml2onnx run --ep {runtime.DIRECTML} -i N"
         )
+    if runtime.canonical(ep) == "dml" and runtime.wine_dml():
+        raise UsageError(
+            "bench binds inputs and outputs on the EP's device, which the DirectML EP under Wine cannot: "
+            "time it with dml2onnx run --ep dml -i N"
+        )
+    if ep == "auto" and "dml" in runtime.available() and "dml" not in runtime.available(bound_io=True):
+        log.write("dml2onnx bench: auto passes the DirectML EP under Wine by (it cannot bind device memory)\n")
     ep = runtime.resolve(ep, bound_io=True)
     target = target or targets.for_engine(ep)  # unless given, the graphs built for this EP
     log.write(f"dml2onnx bench: target {target}; measuring the copy bandwidth on {runtime.PROVIDERS[ep]}...\n")
@@ -181,14 +189,15 @@ def bench(
             )
             out.flush()
     result = {
-        "ep": runtime.PROVIDERS[ep],
+        "engine": runtime.label(ep),  # the key check --json and run --json use
+        "target": target,
+        "versions": f"onnxruntime {runtime.version()}",
+        "ep": runtime.PROVIDERS[ep],  # "ep" and "onnxruntime": bench's first keys, kept
         "onnxruntime": runtime.version(),
         "copy_gb_per_s": copy,
         "iterations": iterations,
         "dispatchables": rows,
     }
     if as_json:
-        import json
-
         out.write(json.dumps(result, indent=2) + "\n")
     return result

@@ -33,6 +33,7 @@ class Row:
     ok: bool
     failure: str = ""  # the EP could not run the model at all
     ran: str = "the desc"  # what DirectML's API ran, where no graph's nodes are counted
+    unstable: str = ""  # how a repeated run's outputs differed from the first's (check -i N)
 
 
 def _fmt(x: float) -> str:
@@ -47,10 +48,12 @@ def dynamic(
     target: str | None = None,
     log: TextIO | None = None,
     as_json: bool = False,
+    iterations: int = 1,
 ) -> bool:
     """Runs the model on the reference and on each EP; prints one row per dispatch and EP (`as_json`:
     one JSON object). `target`: the graphs every EP runs (None: each EP its own, graph/targets.py's
-    for_engine); progress to `log`."""
+    for_engine); progress to `log`. `iterations`: each dispatch runs that many times on each EP,
+    and a run whose outputs differ from the first's, bit for bit, fails the check."""
     quiet = io.StringIO()
     reference = Executor(model, "reference", opset, quiet, quiet, write_files=False)
     reference.run()
@@ -59,7 +62,7 @@ def dynamic(
         if log is not None:
             log.write(f"dml2onnx check: {runtime.label(ep)}...\n")
             log.flush()
-        ex = Executor(model, ep, opset, quiet, quiet, target, write_files=False)
+        ex = Executor(model, ep, opset, quiet, quiet, target, write_files=False, iterations=iterations)
         try:
             ex.run()
         except RuntimeFailure as e:  # this EP cannot run the model: say why, check the others
@@ -77,7 +80,11 @@ def dynamic(
                 first = d.desc.output if isinstance(d, Dispatchable) else next(iter(d.outputs))
                 label = f"{i}:{name}" if field == first else f"{i}:{name}.{field}"
                 ran = "the desc" if isinstance(d, Dispatchable) else "the graph"
-                rows.append(Row(label, runtime.label(ep), c.max_abs, c.max_rel, total - off, total, c.ok and off == 0, ran=ran))
+                unstable = ex.unstable.get(name) if field == first else None
+                ok = c.ok and off == 0 and unstable is None
+                rows.append(
+                    Row(label, runtime.label(ep), c.max_abs, c.max_rel, total - off, total, ok, ran=ran, unstable=unstable or "")
+                )
     if as_json:
         _write_json(out, rows, eps, target)
         return all(r.ok for r in rows)
@@ -90,7 +97,7 @@ def dynamic(
         nodes = f"{r.nodes_on_ep}/{r.nodes}" if r.nodes else r.ran
         out.write(
             f"{r.dispatch:<{width}}  {r.ep:<22} {_fmt(r.max_abs):>9} {_fmt(r.max_rel):>9}  {nodes:>11}  "
-            f"{'ok' if r.ok else 'MISMATCH'}\n"
+            f"{'ok' if r.ok else 'MISMATCH'}{f' (not deterministic: {r.unstable})' if r.unstable else ''}\n"
         )
     if any(not isinstance(d, Dispatchable) and d.reference is None for d in model.dispatchables.values()):
         out.write("ONNX dispatchables are compared with the CPUExecutionProvider: an ONNX file has no numpy reference\n")
@@ -117,6 +124,7 @@ def _write_json(out: TextIO, rows: list[Row], eps: list[str], target: str | None
             "nodes": r.nodes if r.nodes else None,
             "ok": r.ok,
             **({"failure": r.failure} if r.failure else {}),
+            **({"not_deterministic": r.unstable} if r.unstable else {}),
         }
         for r in rows
     ]

@@ -97,7 +97,7 @@ ENGINES_HELP = (
 )
 
 
-def _ep(sub: argparse.ArgumentParser, default: str | None, repeatable: bool = False) -> None:
+def _ep(sub: argparse.ArgumentParser, default: str | None, repeatable: bool = False, also: str = "") -> None:
     said = "default: every engine present" if default is None else f"default {default}"
     sub.add_argument(
         "--ep",
@@ -105,8 +105,31 @@ def _ep(sub: argparse.ArgumentParser, default: str | None, repeatable: bool = Fa
         metavar="{" + ",".join(ENGINES) + "}",
         action="append" if repeatable else "store",
         default=default,
-        help=f"the engine ({'repeatable; ' if repeatable else ''}{said}): {ENGINES_HELP}",
+        help=f"the engine ({'repeatable; ' if repeatable else ''}{said}): {ENGINES_HELP}" + (f". {also}" if also else ""),
     )
+
+
+def _graphs_for(sub: argparse.ArgumentParser) -> None:
+    """export's and inspect's --ep: nothing runs; the graphs are lowered for that engine's target."""
+    sub.add_argument(
+        "--ep",
+        choices=(*ENGINES, *runtime.OLD_SPELLINGS),
+        metavar="{" + ",".join(e for e in ENGINES if e != runtime.DIRECTML) + "}",
+        help="the engine the graphs are for: they are lowered for its target, as run lowers for it (default: the "
+        "portable target; --target overrides); auto: the best engine present",
+    )
+
+
+def graph_target(args: argparse.Namespace) -> str:
+    """export's and inspect's target: --target, else --ep's own, else portable (runs on every EP)."""
+    if args.target:
+        return args.target
+    if not args.ep:
+        return "portable"
+    ep = runtime.canonical(args.ep)
+    if ep == runtime.DIRECTML:
+        raise UsageError(f"--ep {args.ep}: DirectML's API runs the descs themselves, no ONNX graph; use --ep dml")
+    return targets.for_engine(runtime.resolve(ep) if ep == "auto" else ep)
 
 
 def _spelling_notes(args: argparse.Namespace) -> None:
@@ -137,16 +160,17 @@ def _positive(text: str) -> int:
     return value
 
 
-def _free_dims(sub: argparse.ArgumentParser) -> None:
-    """DxDispatch's -f and -F: free dimension overrides of ONNX dispatchables' graph inputs."""
+def _free_dims(sub: argparse.ArgumentParser, of: str = "ONNX dispatchables") -> None:
+    """DxDispatch's -f and -F: free dimension overrides of ONNX dispatchables' graph inputs (`of`:
+    what the command's graphs are: capture's is the model itself)."""
+    over = " (repeatable; over the JSON's freeDimension{}Overrides)" if of == "ONNX dispatchables" else " (repeatable)"
     sub.add_argument(
         "-f",
         "--free-dim-name",
         action="append",
         default=[],
         metavar="NAME:VALUE",
-        help="ONNX dispatchables: set every graph input dimension named NAME to VALUE (repeatable; over the JSON's "
-        "freeDimensionNameOverrides)",
+        help=f"{of}: set every graph input dimension named NAME to VALUE" + over.format("Name"),
     )
     sub.add_argument(
         "-F",
@@ -154,8 +178,7 @@ def _free_dims(sub: argparse.ArgumentParser) -> None:
         action="append",
         default=[],
         metavar="DENOTATION:VALUE",
-        help="ONNX dispatchables: set every graph input dimension with this denotation (e.g. DATA_BATCH) to VALUE "
-        "(repeatable; over the JSON's freeDimensionDenotationOverrides)",
+        help=f"{of}: set every graph input dimension with this denotation (e.g. DATA_BATCH) to VALUE" + over.format("Denotation"),
     )
 
 
@@ -219,10 +242,11 @@ def _parser() -> argparse.ArgumentParser:
         "is written as its graph, with its free dimension overrides applied.",
     )
     _common(export)
+    _graphs_for(export)
     _json(export, "the target, opset and each file written, with its node count and ops")
     _free_dims(export)
     export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder (anywhere; created if missing)")
-    export.add_argument("--allow-any-path", action="store_true", help="(accepted as before: -o may name any folder)")
+    export.add_argument("--allow-any-path", action="store_true", help=argparse.SUPPRESS)  # before -o took any folder
     export.add_argument(
         "--functions",
         action="store_true",
@@ -253,6 +277,7 @@ def _parser() -> argparse.ArgumentParser:
     _common(check)
     _ep(check, None, repeatable=True)
     _json(check, "the engines, the targets their graphs were built for, a row per check")
+    _iterations(check, 1, "run each dispatch N times on each engine; a run whose outputs differ from the first's fails")
     check.add_argument("--static", action="store_true", help="no execution: the static DirectML EP check")
     _free_dims(check)
     _session_options(check)
@@ -265,7 +290,12 @@ def _parser() -> argparse.ArgumentParser:
         "once), and that as a fraction of the device's copy bandwidth measured in the same run.",
     )
     _common(bench)
-    _ep(bench, "auto")
+    _ep(
+        bench,
+        "auto",
+        also="bench binds tensors on the device, which neither dml under Wine nor dml-api can: auto passes them by, "
+        "and naming them is an error (time them with run -i N)",
+    )
     _iterations(bench, 100, "timed iterations, after warm-up")
     _json(bench, "the machine, versions and a row per dispatchable")
     _free_dims(bench)
@@ -279,6 +309,7 @@ def _parser() -> argparse.ArgumentParser:
         "(node, op, inputs -> outputs with types and shapes, and what each node does for the desc).",
     )
     _common(inspect, "MODEL.json|MODEL.onnx", "a DxDispatch JSON model or an ONNX file")
+    _graphs_for(inspect)
     inspect.add_argument("--dispatchable", metavar="NAME", help="only this dispatchable (default: all, as one graph)")
     inspect.add_argument("--text", action="store_true", help="print a node table instead of serving Netron")
     inspect.add_argument("--port", type=int, default=8080, help="localhost port for Netron (default 8080; 0: any free)")
@@ -310,7 +341,7 @@ def _parser() -> argparse.ArgumentParser:
     capture.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     capture.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     _json(capture, "each partition, the nodes outside any, and the files written")
-    _free_dims(capture)
+    _free_dims(capture, "the model")
 
     ops = sub.add_parser(
         "ops",
@@ -330,13 +361,20 @@ def _parser() -> argparse.ArgumentParser:
     ops.add_argument(
         "--feature-level",
         metavar="LEVEL",
-        help=f"only the operators available at this DML_FEATURE_LEVEL, with that level's data types "
-        f"({', '.join(featurelevels.LEVELS)}; default: all, with the newest level's data types)",
+        help=f"only the operators available at this DML_FEATURE_LEVEL, with that level's data types (with NAME: "
+        f"that operator's at that level) ({', '.join(featurelevels.LEVELS)}; default: all, with the newest level's)",
     )
     return p
 
 
+def _no_target_for_the_api(args: argparse.Namespace, eps: Sequence[str]) -> None:
+    """--target picks ONNX graphs: DirectML's own API alone runs none."""
+    if args.target and eps and all(runtime.canonical(ep) == runtime.DIRECTML for ep in eps):
+        raise UsageError(f"--target {args.target}: --ep {runtime.DIRECTML} runs the descs themselves, no lowered graph")
+
+
 def _run(args: argparse.Namespace) -> None:
+    _no_target_for_the_api(args, [args.ep])
     model = load(args)
     log = io.StringIO() if args.quiet else sys.stderr
     out = io.StringIO() if args.json else sys.stdout
@@ -372,12 +410,13 @@ def _check(args: argparse.Namespace) -> int:
     if not args.ep and any(d.serialized is None for d in graphs):
         eps = [ep for ep in eps if ep != runtime.DIRECTML]  # DirectML's API runs descs and its graphs, not ONNX graphs
     eps = list(dict.fromkeys(runtime.resolve(ep) for ep in eps))  # auto: the best present, named
+    _no_target_for_the_api(args, eps)
     log = None if args.quiet else sys.stderr
-    return 0 if check.dynamic(model, eps, sys.stdout, args.opset, args.target, log, args.json) else 1
+    return 0 if check.dynamic(model, eps, sys.stdout, args.opset, args.target, log, args.json, args.iterations) else 1
 
 
 def _inspect(args: argparse.Namespace) -> None:
-    args.target = args.target or "portable"
+    args.target = graph_target(args)
     model, name = inspection.load(
         args.model,
         args.dispatchable,
@@ -452,14 +491,16 @@ def _ops(args: argparse.Namespace) -> None:
     if args.example and not args.name:
         raise UsageError("--example needs an operator NAME (dml2onnx ops CONVOLUTION --example)")
     if args.name:
-        if args.markdown or args.feature_level:
-            raise UsageError("--markdown and --feature-level list every operator: leave NAME out")
+        if args.markdown:
+            raise UsageError("--markdown lists every operator: leave NAME out")
+        if args.example and args.feature_level:
+            raise UsageError("--example writes a model for the newest feature level: leave --feature-level out")
         if args.example and args.json:
             raise UsageError("--example prints a model, which is JSON already: leave out --json")
         if args.example:
             print(operator_info.example_json(args.name), end="")
             return
-        info = operator_info.facts(args.name)
+        info = operator_info.facts(args.name, level)
         print(json.dumps(info, indent=1) if args.json else operator_info.text(info))
         return
     if args.markdown:
@@ -475,13 +516,29 @@ def _ops(args: argparse.Namespace) -> None:
     print(f"{len(entries)} DirectML operators at feature level {level}, {lowered} lowered by dml2onnx")
 
 
+def _parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The arguments; one that the command does not take is refused by that command's parser (its
+    usage, exit 2), naming the commands that do take it."""
+    parser = _parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        commands: dict[str, argparse.ArgumentParser] = next(
+            a.choices for a in parser._actions if isinstance(a, argparse._SubParsersAction)
+        )
+        option = next((x.split("=")[0] for x in extra if x.startswith("-")), None)
+        takers = [name for name, sub in commands.items() if option in sub._option_string_actions]
+        where = f" ({option} is an option of {', '.join(takers)})" if option and takers else ""
+        commands[args.command].error(f"unrecognized arguments: {' '.join(extra)}{where}")
+    return args
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    args = _parse(argv)
     _spelling_notes(args)
     try:
         commands = {
             "run": _run,
-            "export": export.export,
+            "export": lambda args: export.export(args, graph_target(args)),
             "check": _check,
             "inspect": _inspect,
             "bench": _bench,

@@ -32,8 +32,8 @@ def _refuse_dml_fallback(name: str, model: onnx.ModelProto, target: str) -> None
         )
 
 
-def export(args: argparse.Namespace) -> None:
-    args.target = args.target or "portable"  # no engine: the graphs every EP runs
+def export(args: argparse.Namespace, target: str) -> None:
+    args.target = target  # --target, --ep's own, or portable: the graphs every EP runs
     _check_output_folder(args.output)
     model = load(args)
     bound_for_dml = "dml" in targets.TARGETS[args.target].runs_on

@@ -21,6 +21,11 @@ from dml2onnx.ops import registry
 
 DOCS = "https://learn.microsoft.com/en-us/windows/win32/api/directml/ns-directml-"
 _TENSOR_KINDS = (Kind.INPUT, Kind.OUTPUT, Kind.INPUT_ARRAY, Kind.OUTPUT_ARRAY)
+# What an enum's values mean where the names alone mislead.
+ENUM_NOTES = {
+    "DML_CONVOLUTION_MODE": "CROSS_CORRELATION is what ONNX's Conv and PyTorch compute; CONVOLUTION flips the filter first",
+    "DML_MATRIX_TRANSFORM": "TRANSPOSE swaps the last two dimensions",
+}
 
 
 def find(name: str) -> OperatorSchema:
@@ -40,7 +45,8 @@ def doc_page(op: OperatorSchema) -> str:
 def field_kind(f: Field) -> str:
     """A field's kind as the pages would say it: its type, enum values, what counts it."""
     if f.kind is Kind.ENUM and f.enum is not None:
-        return f"enum {f.enum}: {', '.join(operator_table.ENUMS[f.enum])}"
+        note = ENUM_NOTES.get(f.enum)
+        return f"enum {f.enum}: {', '.join(operator_table.ENUMS[f.enum])}" + (f" ({note})" if note else "")
     if f.kind is Kind.COUNT:
         return f"UINT, the number of elements of {f.array}"
     if f.count is not None:
@@ -52,11 +58,14 @@ def field_kind(f: Field) -> str:
     return f.kind.value
 
 
-def facts(name: str) -> dict[str, Any]:
-    """Everything `ops NAME` prints, as JSON-ready values."""
+def facts(name: str, level: str = NEWEST_LEVEL) -> dict[str, Any]:
+    """Everything `ops NAME` prints, as JSON-ready values; the data types and dimension counts of
+    the feature level `level`."""
     op = find(name)
+    if not catalog.available(op, level):
+        raise UsageError(f"{op.full_name} came with feature level {op.feature_level}; {level} has no such operator")
     family = registry.family(op.name)
-    tables = catalog.tables_at(op, NEWEST_LEVEL)
+    tables = catalog.tables_at(op, level)
     tensors: dict[str, dict[str, Any]] = {}
     for t in tables:
         for tensor, support in t.tensors.items():
@@ -72,6 +81,7 @@ def facts(name: str) -> dict[str, Any]:
             {"name": f.name, "kind": field_kind(f), "optional": f.optional, **({"enum": f.enum} if f.enum else {})}
             for f in op.fields
         ],
+        "feature_level": level,
         "tensor_support": tensors,
         "onnx_ops": list(onnx_ops.onnx_ops(op.name)),
         "candidate_lowerings": list(family.candidates),
@@ -112,7 +122,8 @@ def text(info: dict[str, Any]) -> str:
     width = max(len(f["name"]) for f in info["fields"])
     for f in info["fields"]:
         lines.append(f"  {f['name']:<{width}}  {f['kind']}{', optional' if f['optional'] else ''}")
-    lines.append("tensor support (newest feature level):")
+    newest = " (the newest)" if info["feature_level"] == NEWEST_LEVEL else ""
+    lines.append(f"tensor support at feature level {info['feature_level']}{newest}:")
     for tensor, s in info["tensor_support"].items():
         lo, hi = s["dimensions"]
         dims = f"{lo} dimensions" if lo == hi else f"{lo} to {hi} dimensions"

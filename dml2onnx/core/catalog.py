@@ -45,9 +45,15 @@ def refusal(type_name: str) -> str:
 
 
 def close_names(type_name: str, cutoff: float) -> list[str]:
-    """Up to three operator names (short form, aliases included) close to a misspelt one."""
+    """Up to three operator names (short form, aliases included) close to a misspelt one: by
+    spelling, else those the name begins or ends (`CONV` -> CONVOLUTION..., `RELU` -> ACTIVATION_RELU)."""
     names = list(OPERATORS) + list(operator_table.ALIASES)
-    return difflib.get_close_matches(short_name(type_name).upper(), names, n=3, cutoff=cutoff)
+    short = short_name(type_name).upper()
+    close = difflib.get_close_matches(short, names, n=3, cutoff=cutoff)
+    if close or len(short) < 3:
+        return close
+    parts = [n for n in names if n.startswith(short) or n.endswith("_" + short)]
+    return sorted(parts, key=len)[:3]
 
 
 def available(op: OperatorSchema, level: str) -> bool:

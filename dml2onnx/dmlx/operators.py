@@ -11,6 +11,7 @@ SPLIT's OutputTensors."""
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -161,7 +162,10 @@ class OperatorFunction:
         return f"<dmlx function {self.__name__}{self.__signature__} for {self.op.full_name}>"
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        bound = self.__signature__.bind(*args, **kwargs)
+        try:
+            bound = self.__signature__.bind(*args, **kwargs)
+        except TypeError as e:
+            raise TypeError(f"{self.__name__}: {self._unbound(kwargs) or e}") from None
         bound.apply_defaults()
         a = bound.arguments
         op = self.op
@@ -178,6 +182,16 @@ class OperatorFunction:
         if op.tensor_of(Kind.OUTPUT_ARRAY):
             return list(results.values())
         return next(iter(results.values())) if len(results) == 1 else results
+
+    def _unbound(self, kwargs: dict[str, Any]) -> str:
+        """What is wrong with the keywords: one it does not take, with the closest it does."""
+        known = list(self.__signature__.parameters)
+        for key in kwargs:
+            if key not in known:
+                close = difflib.get_close_matches(key, known, n=2, cutoff=0.6)
+                hint = f" (did you mean {' or '.join(close)}?)" if close else f" (it takes {', '.join(known)})"
+                return f"no argument {key!r}{hint}"
+        return ""
 
     def _fields_json(self, a: dict[str, Any], tensors: dict[str, Any]) -> dict[str, Any]:
         op = self.op

@@ -82,6 +82,7 @@ class Executor:
         self.timings: list[dict[str, Any]] = []  # per dispatch: its name, iterations and times (ms)
         self.written: list[str] = []  # the files writeFile wrote
         self.setup_ms = 0.0  # starting the engine and compiling every session, before the first dispatch
+        self.unstable: dict[str, str] = {}  # dispatchable -> how a later iteration's outputs differed (bit for bit)
         self.shapes: dict[str, tuple[int, ...]] = {}  # a deferred resource's: its output's last shape
         self.plans: dict[int, list[onnx_dispatchable.Planned]] = {}  # id(dispatch of an ONNX graph) -> its tensors
         # Tensors bound at initialization (OWNED_BY_DML) take the resources' initial contents.
@@ -188,6 +189,10 @@ class Executor:
             times.append((time.perf_counter() - start) * 1e3)
             if i == 0:
                 values = got
+            elif cmd.dispatchable not in self.unstable:
+                changed = [k for k, v in got.items() if np.asarray(v).tobytes() != np.asarray(values[k]).tobytes()]
+                if changed:
+                    self.unstable[cmd.dispatchable] = f"run {i + 1} of {self.iterations} differs from the first in {changed[0]}"
         if isinstance(d, Dispatchable):
             result = lowering.by_field(d.desc, values)
             for field, value in result.items():  # in struct order, as DirectML writes its outputs

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -196,3 +197,89 @@ def test_check_json(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _not_json(token: str) -> None:
     raise ValueError(f"{token} is not JSON")
+
+
+def test_check_iterations_fail_a_dispatch_whose_runs_differ(monkeypatch: pytest.MonkeyPatch) -> None:
+    """check -i N runs each dispatch N times; outputs that change from run to run (bit for bit) fail it."""
+    create = runtime.create
+
+    def drifting(model: Any, name: str, ep: str, configure: Any = None) -> Any:
+        session, calls = create(model, name, ep, configure), [0]
+        run_all = session.run_all
+
+        def run(feeds: dict[str, np.ndarray], names: Any = None) -> dict[str, np.ndarray]:
+            calls[0] += 1
+            got = run_all(feeds)
+            return {k: v + (calls[0] - 1) if name == "add_bias" else v for k, v in got.items()}
+
+        session.run_all = run
+        return session
+
+    status, out, _ = run_cli("check", GEMM_ADD, "--ep", "cpu", "-i", "3", "-q")
+    assert status == 0 and "not deterministic" not in out
+    monkeypatch.setattr(runtime, "create", drifting)
+    status, out, _ = run_cli("check", GEMM_ADD, "--ep", "cpu", "-i", "3", "-q")
+    assert status == 1 and "1:add_bias  CPUExecutionProvider" in out
+    assert "ok (not deterministic" not in out and "MISMATCH (not deterministic: run 2 of 3 differs from the first in" in out
+    status, out, _ = run_cli("check", GEMM_ADD, "--ep", "cpu", "-q")  # one run: nothing to compare
+    assert status == 0
+
+
+def test_the_readmes_first_screen_is_what_the_tool_prints() -> None:
+    """README's first screen: the GEMM + ADD model's print, and check's table on every engine present
+    (its rows for the engines this machine has, in the README's order)."""
+    readme = (MODELS.parent / "README.md").read_text()
+    screen = readme.split("```console\n", 1)[1].split("```", 1)[0].splitlines()
+    status, out, _ = run_cli("run", GEMM_ADD)
+    assert status == 0 and out.splitlines()[0] == screen[1]
+    rows = [line for line in screen if line[:1].isdigit() and ":" in line.split()[0]]
+    status, out, _ = run_cli("check", GEMM_ADD, "-q")
+    got = [line for line in out.splitlines() if line[:1].isdigit() and ":" in line.split()[0]]
+    labels = {line.split()[1] for line in got}
+    assert status == 0 and got == [r for r in rows if r.split()[1] in labels], out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("ops", "CONVOLUTION", "--target", "cpu"), "dml2onnx ops: error: unrecognized arguments: --target cpu (--target is "
+         "an option of run, export, check, bench, inspect)"),
+        (("capture", "m.onnx", "-o", "d", "-i", "3"), "dml2onnx capture: error: unrecognized arguments: -i 3 (-i is an option "
+         "of run, check, bench)"),
+        (("run", GEMM_ADD, "--bogus"), "dml2onnx run: error: unrecognized arguments: --bogus\n"),
+    ],
+)  # fmt: skip
+def test_an_option_the_command_does_not_take_names_those_that_do(args: tuple[str, ...], message: str) -> None:
+    status, out, err = run_cli(*args)
+    assert status == 2 and out == "" and message in err and err.startswith(f"usage: dml2onnx {args[0]} "), err
+
+
+def test_export_and_inspect_lower_for_the_engine_named(tmp_path: Path) -> None:
+    for ep, target in (("cpu", "cpu"), ("dml", "dml"), ("cuda", "cuda")):
+        status, out, _ = run_cli("export", GEMM_ADD, "-o", str(tmp_path / ep), "--ep", ep, "--json", "-q")
+        assert status == 0 and json.loads(out)["target"] == target
+        status, out, _ = run_cli("inspect", GEMM_ADD, "--ep", ep, "--json")
+        assert status == 0 and json.loads(out)["target"] == target
+    status, out, _ = run_cli("export", GEMM_ADD, "-o", str(tmp_path / "t"), "--ep", "dml", "--target", "portable", "--json")
+    assert status == 0 and json.loads(out)["target"] == "portable"
+    status, _, err = run_cli("export", GEMM_ADD, "-o", str(tmp_path / "api"), "--ep", "dml-api")
+    assert status == 2 and "DirectML's API runs the descs themselves, no ONNX graph; use --ep dml" in err
+    assert not (tmp_path / "api").exists()
+
+
+@pytest.mark.parametrize("command", ["run", "check"])
+def test_a_target_for_dml_api_alone_is_refused(command: str) -> None:
+    status, _, err = run_cli(command, GEMM_ADD, "--ep", "dml-api", "--target", "cpu")
+    assert status == 2 and "--target cpu: --ep dml-api runs the descs themselves, no lowered graph" in err
+
+
+def test_ops_suggests_and_shows_one_operator_at_a_level() -> None:
+    status, _, err = run_cli("ops", "CONV")
+    assert status == 2 and "did you mean CONVOLUTION or CONVOLUTION_INTEGER?" in err
+    status, out, _ = run_cli("ops", "CONVOLUTION", "--feature-level", "1_0")
+    assert status == 0 and "tensor support at feature level 1_0:\n  InputTensor: FLOAT32, FLOAT16; 4 to 5 dimensions" in out
+    assert "CROSS_CORRELATION is what ONNX's Conv and PyTorch compute" in out
+    status, _, err = run_cli("ops", "ARGMAX", "--feature-level", "2_1")
+    assert status == 2 and "DML_OPERATOR_ARGMAX came with feature level 3_0; 2_1 has no such operator" in err
+    status, out, _ = run_cli("ops", "CONVOLUTION", "--example")
+    assert status == 0 and '"Mode": "CROSS_CORRELATION"' in out and '"StartPadding": [1, 1]' in out

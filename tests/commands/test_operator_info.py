@@ -20,7 +20,7 @@ def test_convolution_page() -> None:
     status, out, _ = run_cli("ops", "convolution")
     assert status == 0
     assert out.startswith("DML_OPERATOR_CONVOLUTION  (DML_CONVOLUTION_OPERATOR_DESC, feature level 1_0")
-    assert "  Mode             enum DML_CONVOLUTION_MODE: CONVOLUTION, CROSS_CORRELATION\n" in out
+    assert "  Mode             enum DML_CONVOLUTION_MODE: CONVOLUTION, CROSS_CORRELATION (CROSS_CORRELATION is what ONNX" in out
     assert "  BiasTensor       input tensor, optional\n" in out
     assert "  InputTensor: FLOAT32, FLOAT16; 3 to 5 dimensions\n" in out
     assert "ns-directml-dml_convolution_operator_desc" in out and "Conv" in out
