@@ -6,8 +6,11 @@ on the CPU EP as the truth, and the original on the CUDA EP for scale.
     python tools/gpu_corpus.py bundle        # on this machine: captures dml2onnx/cases/corpus.py's small
                                               # networks into .gpucorpus/ (needs make dml-setup)
     python3 tools/gpu_corpus.py run .gpucorpus OUT.md   # on the GPU machine (onnxruntime-gpu)
+    python3 tools/gpu_corpus.py bench .gpucorpus OUT     # there too: `dml2onnx bench CAPTURE --original`
+                                                          # per network on the CUDA EP: OUT.json, OUT.md
 
-Each folder of the bundle holds original.onnx, lowered.onnx and inputs.npz (by input name).
+Each folder of the bundle holds original.onnx, lowered.onnx, inputs.npz (by input name) and
+capture/, the capture folder itself.
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ def bundle(target: Path) -> None:
         folder.mkdir(parents=True)
         shutil.copy(model, folder / "original.onnx")
         shutil.copy(got.lowered, folder / "lowered.onnx")
+        shutil.copytree(got.folder, folder / "capture")
         np.savez(folder / "inputs.npz", **got.inputs)
         print(f"{folder}: {sum(p.stat().st_size for p in folder.rglob('*') if p.is_file()) >> 10} KiB")
     shutil.rmtree(work)
@@ -93,8 +97,58 @@ def run(source: Path, report: Path) -> int:
     return 1 if failures else 0
 
 
+def bench(source: Path, out: Path, iterations: int = 50) -> int:
+    """`dml2onnx bench` of each network's capture against its original on the CUDA EP, in one process:
+    every result in OUT.json, a table in OUT.md (ratio: the original's median time over the lowered graph's)."""
+    import contextlib
+    import json
+    import platform
+
+    from dml2onnx.commands import cli
+
+    results, failures = [], 0
+    for folder in sorted(p for p in source.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        args = ["bench", str(folder / "capture"), "--original", str(folder / "original.onnx"), "--ep", "cuda"]
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            status = cli.main([*args, "-i", str(iterations), "--json", "-q"])
+        if status != 0:
+            failures += 1
+            results.append({"network": folder.name, "status": status})
+            continue
+        results.append({"network": folder.name, **json.loads(printed.getvalue())})
+    out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n")
+    lines = [
+        f"machine {platform.node()}; {next((r['versions'] for r in results if 'versions' in r), '?')}; "
+        f"{iterations} timed runs per graph after warm-up, io binding, CUDA EP with CPU fallback off",
+        "",
+        "| network | original ms | lowered portable ms (ratio) | lowered cuda ms (ratio) | nodes: original / portable / cuda |",
+        "|---|---:|---:|---:|---|",
+    ]
+    ratios: dict[str, list[float]] = {"portable": [], "cuda": []}
+    for r in results:
+        if "graphs" not in r:
+            lines.append(f"| {r['network']} | FAILED (exit {r['status']}) | | | |")
+            continue
+        g = {x["graph"].removeprefix("lowered, target "): x for x in r["graphs"]}
+        for t in ratios:
+            ratios[t].append(g[t]["ratio"])
+        lines.append(
+            f"| {r['network']} | {g['original']['median_ms']:.3f} | {g['portable']['median_ms']:.3f} "
+            f"({g['portable']['ratio']:.2f}x) | {g['cuda']['median_ms']:.3f} ({g['cuda']['ratio']:.2f}x) | "
+            f"{g['original']['nodes']} / {g['portable']['nodes']} / {g['cuda']['nodes']} |"
+        )
+    means = {t: float(np.exp(np.mean(np.log(v)))) if v else float("nan") for t, v in ratios.items()}
+    lines += ["", f"geometric mean ratio: portable {means['portable']:.2f}x, cuda {means['cuda']:.2f}x"]
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+    return 1 if failures else 0
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "bundle":
         bundle(Path(sys.argv[2] if len(sys.argv) > 2 else ".gpucorpus"))
+    elif sys.argv[1] == "bench":
+        sys.exit(bench(Path(sys.argv[2]), Path(sys.argv[3])))
     else:
         sys.exit(run(Path(sys.argv[2]), Path(sys.argv[3])))

@@ -13,7 +13,7 @@ from typing import Any
 
 from dml2onnx import __version__
 from dml2onnx.backends import runtime
-from dml2onnx.commands import bench, capture, check, export, inspection, listing, operator_info
+from dml2onnx.commands import bench, bench_capture, capture, check, export, inspection, listing, operator_info
 from dml2onnx.commands.loading import load
 from dml2onnx.core import featurelevels, files, limits
 from dml2onnx.core.errors import Dml2OnnxError, UsageError, one_line
@@ -284,12 +284,16 @@ def _parser() -> argparse.ArgumentParser:
 
     bench = sub.add_parser(
         "bench",
-        help="time each dispatchable on an EP (io binding), in GB/s and against the copy bandwidth",
+        help="time each dispatchable on an EP (io binding), or a captured model against its original",
         description="Time each dispatchable with inputs and outputs resident on the EP's device (no host copies in "
         "the timed loop): median and min over N iterations after warm-up, effective GB/s (bytes read + written "
-        "once), and that as a fraction of the device's copy bandwidth measured in the same run.",
+        "once), and that as a fraction of the device's copy bandwidth measured in the same run. Given a capture "
+        "folder (dml2onnx capture) and --original MODEL.onnx: the original model and the capture lowered (for "
+        "portable and the EP's own target, or --target) timed in one process with the captured inputs, each "
+        "graph's node count, median and min ms, its speed as a ratio of the original's, and its largest difference "
+        "from the original's outputs.",
     )
-    _common(bench)
+    _common(bench, "MODEL.json|CAPTURE_DIR", "a DxDispatch JSON model, or a dml2onnx capture folder (with --original)")
     _ep(
         bench,
         "auto",
@@ -297,6 +301,12 @@ def _parser() -> argparse.ArgumentParser:
         "and naming them is an error (time them with run -i N)",
     )
     _iterations(bench, 100, "timed iterations, after warm-up")
+    bench.add_argument(
+        "--original",
+        metavar="MODEL.onnx",
+        help="with a capture folder: the model it was captured from, timed beside the capture lowered for portable "
+        "and for the engine's own target (or --target), in one process, with the captured inputs",
+    )
     _json(bench, "the machine, versions and a row per dispatchable")
     _free_dims(bench)
     _session_options(bench)
@@ -368,9 +378,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _no_target_for_the_api(args: argparse.Namespace, eps: Sequence[str]) -> None:
-    """--target picks ONNX graphs: DirectML's own API alone runs none."""
-    if args.target and eps and all(runtime.canonical(ep) == runtime.DIRECTML for ep in eps):
-        raise UsageError(f"--target {args.target}: --ep {runtime.DIRECTML} runs the descs themselves, no lowered graph")
+    """--target picks ONNX graphs: DirectML's own API alone runs none, which a note says (the same
+    options may be given to every engine in turn, so it is not an error)."""
+    if args.target and eps and all(runtime.canonical(ep) == runtime.DIRECTML for ep in eps) and not args.quiet:
+        print(
+            f"dml2onnx: note: --target {args.target} does not apply: --ep {runtime.DIRECTML} runs the descs themselves, "
+            "no lowered graph",
+            file=sys.stderr,
+        )
 
 
 def _run(args: argparse.Namespace) -> None:
@@ -441,6 +456,17 @@ def _inspect(args: argparse.Namespace) -> None:
 def _bench(args: argparse.Namespace) -> None:
     if args.iterations < 1:
         raise UsageError(f"--iterations must be at least 1, got {args.iterations}")
+    if Path(args.model).is_dir():
+        if not args.original:
+            raise UsageError(f"{files.shown(args.model)} is a folder: bench of a capture needs --original MODEL.onnx")
+        log = io.StringIO() if args.quiet else sys.stderr
+        settings = onnx_dispatchable.command_line_settings(args.free_dim_name, args.free_dim_denotation)
+        bench_capture.bench_capture(
+            Path(args.model), Path(args.original), args.ep, args.iterations, args.target, sys.stdout, log, args.json, settings
+        )
+        return
+    if args.original:
+        raise UsageError("--original is for a capture folder (dml2onnx bench CAPTURE_DIR --original MODEL.onnx)")
     model = load(args)
     log = io.StringIO() if args.quiet else sys.stderr
     bench.bench(model, args.ep, args.iterations, sys.stdout, log, args.json, args.opset, args.target)

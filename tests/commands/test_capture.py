@@ -174,6 +174,48 @@ def test_given_inputs_are_used_and_written(tmp_path: Path) -> None:
 
 
 @live
+def test_bench_times_the_capture_lowered_against_its_original(tmp_path: Path) -> None:
+    model = _small_model(tmp_path / "small.onnx", [2, 3, 8, 8])
+    assert run_cli("capture", str(model), "-o", str(tmp_path / "cap"), "-q")[0] == 0
+    status, out, err = run_cli("bench", str(tmp_path / "cap"), "--original", str(model), "--ep", "cpu", "-i", "5", "--json")
+    got = json.loads(out)
+    assert status == 0 and got["engine"] == "CPUExecutionProvider" and got["iterations"] == 5, err
+    assert [g["graph"] for g in got["graphs"]] == ["original", "lowered, target portable", "lowered, target cpu"]
+    assert got["graphs"][0]["nodes"] == 2 and got["graphs"][0]["ratio"] == 1.0
+    assert all(g["max_abs_vs_original"] == 0 and g["median_ms"] > 0 and g["ratio"] > 0 for g in got["graphs"])
+    status, out, _ = run_cli("bench", str(tmp_path / "cap"), "--original", str(model), "--ep", "cpu", "-i", "3", "-q")
+    lines = out.splitlines()
+    assert status == 0 and lines[0].split() == [
+        "graph",
+        "nodes",
+        "median",
+        "ms",
+        "min",
+        "ms",
+        "ratio",
+        "max",
+        "abs",
+        "vs",
+        "original",
+    ]
+    assert lines[1].startswith("original ") and " 1.00x  0" in lines[1] and "ratio: the original's median over the graph's" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("bench", "{tmp}"), "is a folder: bench of a capture needs --original MODEL.onnx"),
+        (("bench", "{tmp}", "--original", "{tmp}/m.onnx"), "is not a dml2onnx capture folder"),
+        (("bench", "{models}/gemm_add.json", "--original", "m.onnx"), "--original is for a capture folder"),
+    ],
+)
+def test_bench_of_a_capture_refuses_in_one_line(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    models = Path(__file__).resolve().parents[2] / "models"
+    status, _, err = run_cli(*(a.format(tmp=tmp_path, models=models) for a in args))
+    assert status == 2 and message in err and err.count("\n") == 1, err
+
+
+@live
 def test_a_node_the_directml_ep_does_not_take_is_named_and_nothing_is_written(tmp_path: Path) -> None:
     unique = helper.make_node("Unique", ["r"], ["u"], name="my_unique", sorted=1)
     model = _small_model(tmp_path / "cpu_node.onnx", [6], extra=[unique])

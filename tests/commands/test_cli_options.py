@@ -268,9 +268,11 @@ def test_export_and_inspect_lower_for_the_engine_named(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("command", ["run", "check"])
-def test_a_target_for_dml_api_alone_is_refused(command: str) -> None:
+def test_a_target_for_dml_api_alone_gets_a_note(command: str) -> None:
+    if "dml-api" not in runtime.engines():
+        pytest.skip("DirectML's API under Wine is not set up (make dml-setup)")
     status, _, err = run_cli(command, GEMM_ADD, "--ep", "dml-api", "--target", "cpu")
-    assert status == 2 and "--target cpu: --ep dml-api runs the descs themselves, no lowered graph" in err
+    assert status == 0 and "note: --target cpu does not apply: --ep dml-api runs the descs themselves" in err
 
 
 def test_ops_suggests_and_shows_one_operator_at_a_level() -> None:

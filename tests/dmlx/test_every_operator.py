@@ -82,7 +82,7 @@ def test_a_missing_output_says_which_argument_names_it() -> None:
         dmlx.RoiAlign(x, x, x, reduction_function="AVERAGE", interpolation_mode="LINEAR", spatial_scale_x=1.0,
                       spatial_scale_y=1.0, out_of_bounds_input_value=0.0, minimum_samples_per_output=1,
                       maximum_samples_per_output=1)  # fmt: skip
-    with pytest.raises(TypeError, match=r"Cast: no argument 'output_types' \(did you mean output_type\?\)"):
+    with pytest.raises(TypeError, match=r"Cast: no argument 'output_types' \(did you mean output_type or output_sizes\?\)"):
         dmlx.Cast(x, output_types="INT32")
     with pytest.raises(TypeError, match="Cast: missing a required argument: 'input'"):
         dmlx.Cast(output_type="INT32")

@@ -297,7 +297,7 @@ def test_bad_free_dimension_argument(arg: str) -> None:
 def test_directml_api_cannot_run_an_onnx_graph() -> None:
     status, out, err = run_cli("run", GEMM, "--ep", "directml")
     assert (status, out) == (2, "")
-    assert "'gemm' is an ONNX graph: --ep directml runs DirectML's descs and serialized graphs" in err
+    assert "'gemm' is an ONNX graph: --ep dml-api runs DirectML's descs and serialized graphs" in err
 
 
 # The other verbs treat them as the graphs they are.
