@@ -97,7 +97,7 @@ def run(source: Path, report: Path) -> int:
     return 1 if failures else 0
 
 
-def bench(source: Path, out: Path, iterations: int = 50) -> int:
+def bench(source: Path, out: Path, iterations: int = 50, ep: str = "cuda") -> int:
     """`dml2onnx bench` of each network's capture against its original on the CUDA EP, in one process:
     every result in OUT.json, a table in OUT.md (ratio: the original's median time over the lowered graph's)."""
     import contextlib
@@ -108,7 +108,7 @@ def bench(source: Path, out: Path, iterations: int = 50) -> int:
 
     results, failures = [], 0
     for folder in sorted(p for p in source.iterdir() if p.is_dir() and not p.name.startswith(".")):
-        args = ["bench", str(folder / "capture"), "--original", str(folder / "original.onnx"), "--ep", "cuda"]
+        args = ["bench", str(folder / "capture"), "--original", str(folder / "original.onnx"), "--ep", ep]
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
             status = cli.main([*args, "-i", str(iterations), "--json", "-q"])
@@ -120,12 +120,12 @@ def bench(source: Path, out: Path, iterations: int = 50) -> int:
     out.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n")
     lines = [
         f"machine {platform.node()}; {next((r['versions'] for r in results if 'versions' in r), '?')}; "
-        f"{iterations} timed runs per graph after warm-up, io binding, CUDA EP with CPU fallback off",
+        f"{iterations} timed runs per graph after warm-up, io binding, the {ep} EP (CPU fallback off on a GPU)",
         "",
-        "| network | original ms | lowered portable ms (ratio) | lowered cuda ms (ratio) | nodes: original / portable / cuda |",
+        f"| network | original ms | lowered portable ms (ratio) | lowered {ep} ms (ratio) | nodes: original / portable / {ep} |",
         "|---|---:|---:|---:|---|",
     ]
-    ratios: dict[str, list[float]] = {"portable": [], "cuda": []}
+    ratios: dict[str, list[float]] = {"portable": [], ep: []}
     for r in results:
         if "graphs" not in r:
             lines.append(f"| {r['network']} | FAILED (exit {r['status']}) | | | |")
@@ -135,11 +135,11 @@ def bench(source: Path, out: Path, iterations: int = 50) -> int:
             ratios[t].append(g[t]["ratio"])
         lines.append(
             f"| {r['network']} | {g['original']['median_ms']:.3f} | {g['portable']['median_ms']:.3f} "
-            f"({g['portable']['ratio']:.2f}x) | {g['cuda']['median_ms']:.3f} ({g['cuda']['ratio']:.2f}x) | "
-            f"{g['original']['nodes']} / {g['portable']['nodes']} / {g['cuda']['nodes']} |"
+            f"({g['portable']['ratio']:.2f}x) | {g[ep]['median_ms']:.3f} ({g[ep]['ratio']:.2f}x) | "
+            f"{g['original']['nodes']} / {g['portable']['nodes']} / {g[ep]['nodes']} |"
         )
     means = {t: float(np.exp(np.mean(np.log(v)))) if v else float("nan") for t, v in ratios.items()}
-    lines += ["", f"geometric mean ratio: portable {means['portable']:.2f}x, cuda {means['cuda']:.2f}x"]
+    lines += ["", f"geometric mean ratio: portable {means['portable']:.2f}x, {ep} {means[ep]:.2f}x"]
     out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
     return 1 if failures else 0
@@ -148,7 +148,7 @@ def bench(source: Path, out: Path, iterations: int = 50) -> int:
 if __name__ == "__main__":
     if sys.argv[1] == "bundle":
         bundle(Path(sys.argv[2] if len(sys.argv) > 2 else ".gpucorpus"))
-    elif sys.argv[1] == "bench":
-        sys.exit(bench(Path(sys.argv[2]), Path(sys.argv[3])))
+    elif sys.argv[1] == "bench":  # [ITERATIONS [EP]]
+        sys.exit(bench(Path(sys.argv[2]), Path(sys.argv[3]), *(int(a) if a.isdigit() else a for a in sys.argv[4:6])))
     else:
         sys.exit(run(Path(sys.argv[2]), Path(sys.argv[3])))
