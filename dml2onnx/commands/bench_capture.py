@@ -14,6 +14,7 @@ from typing import Any, TextIO
 import numpy as np
 import onnx
 
+from dml2onnx import lowering
 from dml2onnx.backends import runtime
 from dml2onnx.commands import capture
 from dml2onnx.commands.bench import Bound
@@ -75,7 +76,7 @@ def bench_capture(
         log.write(f"dml2onnx bench: lowering the capture for target {t}...\n")
         try:
             graphs.append((f"lowered, target {t}", capture.whole_model(chain, original, t)))
-        except (Dml2OnnxError, onnx.checker.ValidationError) as e:
+        except (Dml2OnnxError, *lowering.INVALID_GRAPH) as e:
             raise RuntimeFailure(f"the capture cannot be lowered for target {t}: {one_line(str(e))}") from None
     rows: list[dict[str, Any]] = []
     reference: dict[str, np.ndarray] = {}

@@ -46,6 +46,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from dml2onnx import lowering
 from dml2onnx.backends import winhost
 from dml2onnx.core import dtypes, files
 from dml2onnx.core.errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError, one_line
@@ -505,7 +506,7 @@ def capture(
             say("lowering the captured graphs into one ONNX model")
             try:
                 whole = whole_model(model_json, model)
-            except (Dml2OnnxError, onnx.checker.ValidationError) as e:  # the capture stands without it
+            except (Dml2OnnxError, *lowering.INVALID_GRAPH) as e:  # the capture stands without it
                 say(f"no {stem}.lowered.onnx: {one_line(str(e))}")
             else:
                 lowered = f"{stem}.lowered.onnx"

@@ -581,4 +581,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader left (`dml2onnx ops | head`): stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
         return 141
+    except Exception as e:  # a bug of dml2onnx's: one line, and how to see where
+        if os.environ.get("DML2ONNX_TRACEBACK"):
+            raise
+        what = one_line(str(e))
+        print(
+            f"dml2onnx: internal error: {type(e).__name__}: {what[:400]}{'...' if len(what) > 400 else ''} "
+            "(a bug in dml2onnx; DML2ONNX_TRACEBACK=1 shows where)",
+            file=sys.stderr,
+        )
+        return 1
     return status or 0

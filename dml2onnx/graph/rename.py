@@ -14,11 +14,11 @@ def renamed_nodes(graph: onnx.GraphProto, renames: dict[str, str]) -> list[onnx.
         n.output[:] = [renames.get(v, v) for v in n.output]
         for a in n.attribute:
             for sub in (*([a.g] if a.HasField("g") else []), *a.graphs):
-                _rename_outer(sub, renames)
+                rename_outer(sub, renames)
     return list(graph.node)
 
 
-def _rename_outer(graph: onnx.GraphProto, renames: dict[str, str]) -> None:
+def rename_outer(graph: onnx.GraphProto, renames: dict[str, str]) -> None:
     """Renames what a subgraph reads from its outer scope: names it does not define itself."""
     own = {v.name for v in graph.input} | {t.name for t in graph.initializer} | {o for n in graph.node for o in n.output}
     outer = {k: v for k, v in renames.items() if k not in own}
@@ -26,7 +26,7 @@ def _rename_outer(graph: onnx.GraphProto, renames: dict[str, str]) -> None:
         n.input[:] = [outer.get(v, v) for v in n.input]
         for a in n.attribute:
             for sub in (*([a.g] if a.HasField("g") else []), *a.graphs):
-                _rename_outer(sub, outer)
+                rename_outer(sub, outer)
     for o in graph.output:  # a branch may return an outer value as it is
         if o.name in outer and o.name not in own:
             o.name = outer[o.name]

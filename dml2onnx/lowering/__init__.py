@@ -110,6 +110,10 @@ def model_of(graph: onnx.GraphProto, opset: int, doc: str, props: dict[str, str]
     return model
 
 
+# What checked() raises for a graph that is not valid ONNX.
+INVALID_GRAPH = (onnx.checker.ValidationError, onnx.shape_inference.InferenceError)
+
+
 def checked(model: onnx.ModelProto) -> onnx.ModelProto:
     """Strict shape inference (every edge typed and shaped) and the checker's full check."""
     model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)

@@ -167,7 +167,17 @@ class _SingleGraph:
         one the bindings leave open is 1, as when it runs), its outputs written back."""
         path = ("commands", index, "bindings")
         planned = onnx_dispatchable.plan(d, cmd.bindings, self.model.resources)
-        graph = onnx.compose.add_prefix(self._at_opset(d), f"{prefix}/", rename_functions=False).graph
+        source = self._at_opset(d)
+        graph = onnx.compose.add_prefix(source, f"{prefix}/", rename_functions=False).graph
+        # add_prefix leaves a subgraph's reads of the outer graph's initializers unprefixed (onnx
+        # 1.23: an If branch's Gather of an embedding table read a value no longer there)
+        g = source.graph
+        outer = {v: f"{prefix}/{v}" for v in (*(i.name for i in g.input), *(t.name for t in g.initializer))}
+        outer |= {o: f"{prefix}/{o}" for n in g.node for o in n.output if o}
+        for n in graph.node:
+            for a in n.attribute:
+                for sub in (*([a.g] if a.HasField("g") else []), *a.graphs):
+                    rename.rename_outer(sub, outer)
         for p in planned:
             t, b = p.tensor, p.binding
             if b is None:  # an output left unbound: computed, not kept

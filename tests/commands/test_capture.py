@@ -242,6 +242,12 @@ def test_corpus_network_captured_read_and_matched(name: str, tmp_path: Path) -> 
     lowered = _original(result.lowered, result.inputs)
     for output, value in want.items():
         _assert_matches(lowered[output], value, f"{name}: {output} of the whole lowered model on the CPU EP")
+    for target in ("cpu", "cuda"):  # the graphs bench builds for those engines, run on the CPU EP
+        path = tmp_path / f"{target}.onnx"
+        onnx.save(capture.whole_model(result.model_json, onnx.load(model), target), str(path))
+        got = _original(path, result.inputs)
+        for output, value in want.items():
+            _assert_matches(got[output], value, f"{name}: {output} of the model lowered for {target}")
     # DirectML's API compiles each partition itself; ONNX graphs (the nodes outside) it does not run
     for ep in ("cpu", "dml") if result.outside else ("cpu", "dml", "directml"):
         _chain(result.folder, result.model_json.name, ep)

@@ -285,3 +285,16 @@ def test_ops_suggests_and_shows_one_operator_at_a_level() -> None:
     assert status == 2 and "DML_OPERATOR_ARGMAX came with feature level 3_0; 2_1 has no such operator" in err
     status, out, _ = run_cli("ops", "CONVOLUTION", "--example")
     assert status == 0 and '"Mode": "CROSS_CORRELATION"' in out and '"StartPadding": [1, 1]' in out
+
+
+def test_a_bug_is_one_line_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_: Any, **__: Any) -> None:
+        raise KeyError("the bug")
+
+    monkeypatch.setattr(registry, "family", broken)
+    status, out, err = run_cli("run", GEMM_ADD)
+    assert status == 1 and out == "" and "Traceback" not in err
+    assert err == "dml2onnx: internal error: KeyError: 'the bug' (a bug in dml2onnx; DML2ONNX_TRACEBACK=1 shows where)\n"
+    monkeypatch.setenv("DML2ONNX_TRACEBACK", "1")
+    with pytest.raises(KeyError):
+        run_cli("run", GEMM_ADD)

@@ -399,3 +399,50 @@ def test_session_options_from_the_command_line() -> None:
     for bad in (["-e", "session.disable_cpu_ep_fallback:0"], ["-e", "novalue"], ["-l", "5"], ["-L", "7"]):
         status, _, err = run_cli("run", GEMM, *bad)
         assert status == 2 and err.strip(), bad
+
+
+def test_single_graph_renames_what_an_if_branch_reads_of_its_graph(tmp_path: Path) -> None:
+    """An If branch reading the graph's initializer and input keeps reading them once the graph's
+    names are prefixed (onnx's add_prefix had left the initializer's name behind: the cuda target's
+    guarded Gather of a captured BERT's embedding table)."""
+    table = helper.make_tensor("table", TensorProto.FLOAT, [4], [10, 20, 30, 40])
+    then = helper.make_graph(
+        [helper.make_node("Gather", ["table", "i"], ["picked"], name="pick")],
+        "then",
+        [],
+        [helper.make_tensor_value_info("picked", TensorProto.FLOAT, [2])],
+    )
+    other = helper.make_graph(
+        [helper.make_node("Neg", ["table"], ["negated"], name="neg")],
+        "else",
+        [],
+        [helper.make_tensor_value_info("negated", TensorProto.FLOAT, [4])],
+    )
+    graph = helper.make_graph(
+        [
+            helper.make_node("Constant", [], ["yes"], value=helper.make_tensor("t", TensorProto.BOOL, [], [True])),
+            helper.make_node("If", ["yes"], ["y"], name="branch", then_branch=then, else_branch=other),
+        ],
+        "g",
+        [helper.make_tensor_value_info("i", TensorProto.INT64, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [table],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), tmp_path / "branch.onnx")
+    model = {
+        "resources": {
+            "i": {"initialValuesDataType": "INT64", "initialValues": [3, 1]},
+            "y": {"initialValuesDataType": "FLOAT32", "initialValues": {"valueCount": 2, "value": 0}},
+        },
+        "dispatchables": {"branch": {"type": "onnx", "sourcePath": "branch.onnx"}},
+        "commands": [
+            {"type": "dispatch", "dispatchable": "branch", "bindings": {"i": "i", "y": "y"}},
+            {"type": "print", "resource": "y"},
+        ],
+    }
+    path = write_model(tmp_path, model, "branch.json")
+    status, _, err = run_cli("export", path, "-o", str(tmp_path / "sg"), "--single-graph", "-q")
+    assert status == 0, err
+    session = ort.InferenceSession(str(tmp_path / "sg" / "branch.onnx"), providers=["CPUExecutionProvider"])
+    got = session.run(["y"], {"i": np.array([3, 1], np.int64)})[0]
+    np.testing.assert_array_equal(got.ravel(), [40, 20])
