@@ -581,6 +581,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader left (`dml2onnx ops | head`): stop quietly, as other tools do
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # no second error when Python flushes
         return 141
+    except OSError as e:  # the machine's (a full disk, a vanished file): one line, a runtime failure
+        if os.environ.get("DML2ONNX_TRACEBACK"):
+            raise
+        print(f"dml2onnx: error: {one_line(str(e))}", file=sys.stderr)
+        return 1
     except Exception as e:  # a bug of dml2onnx's: one line, and how to see where
         if os.environ.get("DML2ONNX_TRACEBACK"):
             raise

@@ -72,7 +72,10 @@ def _parametric_softplus(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
 
 
 def _gelu(b: GraphBuilder, x: str, p: dict[str, float]) -> str:
-    erf = b.node("Erf", [_mul(b, x, 1 / math.sqrt(2), "x_over_sqrt2")], "erf", "erf(x / sqrt(2))")
+    # Div by sqrt(2), Erf, Add 1, Mul by 0.5 * x: the exact pattern ONNX Runtime's GeluFusion turns
+    # into one Gelu kernel on the CPU and CUDA EPs (a Mul by 1/sqrt(2) kept five kernels)
+    scaled = b.node("Div", [x, _c(b, math.sqrt(2), "sqrt2")], "x_over_sqrt2", "x / sqrt(2)")
+    erf = b.node("Erf", [scaled], "erf", "erf(x / sqrt(2))")
     half_x = _mul(b, x, 0.5, "half_x")
     return b.node(
         "Mul",

@@ -93,6 +93,8 @@ CANDIDATES = ("reduce_chain", "layer_norm", "instance_norm")
 # DML_MEAN_VARIANCE_NORMALIZATION1 (Scale and Bias per channel inside it); the chain would be
 # seven DirectML operators, and under vkd3d its two-input Mul needs a DXIL-only kernel (README).
 DML_PREFERENCE = ("instance_norm", "layer_norm")
+# The CPU EP runs both as one kernel too (a captured BERT's LayerNorms: 9 nodes each otherwise).
+CPU_PREFERENCE = DML_PREFERENCE
 
 
 def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
@@ -110,8 +112,10 @@ def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
 def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
     """The original MVN's rule, measured on the CUDA EP (H200, docs/benchmarks.md): per channel,
     one fused kernel (with Scale/Bias per channel, InstanceNormalization applies them in the same
-    kernel); across channels the chain is faster. MVN1 and MVN2 (not measured) do not take it."""
-    if desc["CrossChannel"]:
+    kernel); across channels the chain is faster. MVN1 and MVN2 take it too: a transformer's
+    LayerNorm (MVN1 over the last axis, Scale and Bias over it) is one LayerNormalization kernel
+    instead of nine (captured BERT and GPT-2 on the CUDA EP, benchmarks/results/)."""
+    if desc.values.get("CrossChannel"):
         return options[0]
     has_affine = desc.optional_tensor("ScaleTensor") is not None or desc.optional_tensor("BiasTensor") is not None
     if has_affine and "instance_norm" in options:
@@ -159,18 +163,29 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         x = inputs["InputTensor"] if native else f32("InputTensor")
         first = axes(desc)[0]
         sizes = desc.tensor("InputTensor").sizes[first:]
-        ones = b.filled(sizes, 1.0, dtype.numpy if native else np.float32, "ones", "LayerNormalization's Scale: all ones")
+        take = (lambda name: inputs[name]) if native else f32
+        # DML's Scale and Bias go into the kernel itself where they vary only over the normalized
+        # axes (a transformer's LayerNorm: one kernel, not three); else they follow as Mul/Add.
+        # (Bias only after Scale: with a Scale that must follow as a Mul, the Bias follows too)
+        fold = [n for n in EXTRAS if _folds_into_layer_norm(desc, n, first)]
+        if "ScaleTensor" not in fold and desc.optional_tensor("ScaleTensor") is not None:
+            fold = []
+        folded = {n: _over_axes(desc, b, take(n), n, first) for n in fold}
+        scale = folded.get("ScaleTensor") or b.filled(
+            sizes, 1.0, dtype.numpy if native else np.float32, "ones", "LayerNormalization's Scale: all ones"
+        )
         y = b.node(
             "LayerNormalization",
-            [x, ones],
+            [x, scale, *([folded["BiasTensor"]] if "BiasTensor" in folded else [])],
             "layer_norm",
-            "(x - mean) / sqrt(variance + Epsilon) over the axes",
+            "(x - mean) / sqrt(variance + Epsilon) over the axes"
+            + (", times Scale" if "ScaleTensor" in folded else "")
+            + (", plus Bias" if "BiasTensor" in folded else ""),
             axis=first,
             epsilon=desc["Epsilon"],
         )
-        if native:
-            return _scale_bias_activation(desc, b, y, lambda name: inputs[name], False)
-        return _scale_bias_activation(desc, b, y, f32, half)
+        return _scale_bias_activation(desc, b, y, take, half and not native, scaled="ScaleTensor" in folded,
+                                      biased="BiasTensor" in folded)  # fmt: skip
     scale = f32("ScaleTensor") if _scale_folds(desc) else None
     y = _reduce_chain(desc, b, f32("InputTensor"), scale)
     return _scale_bias_activation(desc, b, y, f32, half, scaled=scale is not None)
@@ -249,12 +264,34 @@ def _instance_norm(desc: OperatorDesc, b: GraphBuilder, f32: Callable[[str], str
     return b.cast(y, dtypes.FLOAT16, "to_float16", "result in FLOAT16") if half else y
 
 
+def _folds_into_layer_norm(desc: OperatorDesc, name: str, first: int) -> bool:
+    """Scale or Bias is 1 on every axis before the normalized ones (LayerNormalization's [normalized] form)."""
+    t = desc.optional_tensor(name)
+    return t is not None and all(s == 1 for s in t.sizes[:first])
+
+
+def _over_axes(desc: OperatorDesc, b: GraphBuilder, value: str, name: str, first: int) -> str:
+    """Scale or Bias in LayerNormalization's shape: the normalized axes' sizes (broadcast ones expanded)."""
+    sizes = desc.tensor("InputTensor").sizes[first:]
+    own = desc.tensor(name).sizes[first:]
+    y = b.reshape(value, list(own), f"{name}_normalized", f"{name} over the normalized axes")
+    if tuple(own) != tuple(sizes):
+        y = b.node("Expand", [y, b.i64(list(sizes), f"{name}_sizes")], f"{name}_expanded", f"{name}, broadcast")
+    return y
+
+
 def _scale_bias_activation(
-    desc: OperatorDesc, b: GraphBuilder, y: str, f32: Callable[[str], str], half: bool, scaled: bool = False
+    desc: OperatorDesc,
+    b: GraphBuilder,
+    y: str,
+    f32: Callable[[str], str],
+    half: bool,
+    scaled: bool = False,
+    biased: bool = False,
 ) -> str:
     if desc.optional_tensor("ScaleTensor") is not None and not scaled:
         y = b.node("Mul", [y, f32("ScaleTensor")], "scale", "Scale * ..., broadcast")
-    if desc.optional_tensor("BiasTensor") is not None:
+    if desc.optional_tensor("BiasTensor") is not None and not biased:
         y = b.node("Add", [y, f32("BiasTensor")], "bias", "... + Bias, broadcast")
     y = _fused_activation(desc, b, y)
     if half:
@@ -315,6 +352,7 @@ OPERATOR_FAMILY = Family(
     applies=applies,
     choose=choose,
     dml_preference=DML_PREFERENCE,
+    cpu_preference=CPU_PREFERENCE,
     examples=examples,
 )
 MEAN_VARIANCE_NORMALIZATION1 = Family(
@@ -324,6 +362,8 @@ MEAN_VARIANCE_NORMALIZATION1 = Family(
     reference,
     CANDIDATES,
     applies=applies,
+    choose=choose,
     dml_preference=DML_PREFERENCE,
+    cpu_preference=CPU_PREFERENCE,
     examples=examples,
 )

@@ -64,6 +64,10 @@ INDICES = "OutputIndicesTensor"
 ARRAYS = ("Strides", "WindowSize", "StartPadding", "EndPadding", "Dilations")
 CANDIDATES = ("slices", "pool")  # choices.py
 DML_PREFERENCE = ("pool",)
+# The CPU EP's MaxPool/AveragePool kernels, not a Slice per window position: on the pooling layers
+# of real networks (SqueezeNet, ShuffleNet, a small convnet) the slices were 2-4x slower there
+# (benchmarks/results/cpu-capture-bench-2026-12-02.md).
+CPU_PREFERENCE = ("pool",)
 # MaxPool's types on the CPU, CUDA and DirectML EPs (MaxPool-12: float, float16, int8, uint8; the
 # CPU EP's float16 is not taken for granted: FLOAT16 and the 16-bit integers go through FLOAT32,
 # exactly). AveragePool: FLOAT32 (FLOAT16 through FLOAT32).
@@ -374,7 +378,9 @@ def lowest(t: np.dtype) -> float | int:
 
 
 def _floored(b: GraphBuilder, x: str, dtype: dtypes.DataType) -> str:
-    """x where x >= the type's lowest finite value, else (-inf, NaN) that value."""
+    """x where x >= the type's lowest finite value, else (-inf, NaN) that value. Not after the
+    MaxPool, on its smaller output: the CPU EP's MaxPool keeps a NaN that follows a number in its
+    window ([2, NaN] gives NaN, [NaN, 1] gives 1) and -inf over -inf (tools/gpu_pool_semantics.py)."""
     floor = b.scalar(lowest(dtype.numpy), dtypes.FLOAT32, "lowest")
     keep = b.node("GreaterOrEqual", [x, floor], "finite_or_above", "x >= lowest (false for -inf and NaN)")
     return b.node("Where", [keep, x, floor], "floored", f"max(x, {lowest(dtype.numpy)}), NaN skipped: DirectML's start value")
@@ -560,5 +566,6 @@ OPERATOR_FAMILY = Family(
     applies=applies,
     choose=choose,
     dml_preference=DML_PREFERENCE,
+    cpu_preference=CPU_PREFERENCE,
     examples=examples,
 )

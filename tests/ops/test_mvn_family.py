@@ -20,7 +20,7 @@ from dml2onnx.core.errors import ModelError, format_path
 from dml2onnx.lowering import choices
 from dml2onnx.ops import registry
 from strategies import SEEDS, axis_subsets, shapes
-from support import EPS, lowered_and_reference, make_desc, tensor
+from support import EPS, lowered_and_reference, make_desc, mismatches, tensor
 
 SETTINGS = settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 MVN1, MVN2 = "MEAN_VARIANCE_NORMALIZATION1", "MEAN_VARIANCE_NORMALIZATION2"
@@ -160,7 +160,11 @@ def test_candidates(
         options = {**options, other: tensor("FLOAT32", [1] * len(shape))}
     desc = make_desc(op, fields(op, "FLOAT32", shape, axes, **options))
     assert choices.available(desc, opset) == want
-    assert choices.choose(desc, "portable", opset) == "reduce_chain"
+    # portable and cuda: the measured rule (one fused kernel where one applies: InstanceNormalization
+    # with its Scale/Bias per channel, else LayerNormalization)
+    affine = "ScaleTensor" in options or "BiasTensor" in options
+    fused = "instance_norm" if affine and "instance_norm" in want else "layer_norm" if "layer_norm" in want else "reduce_chain"
+    assert choices.choose(desc, "portable", opset) == choices.choose(desc, "cuda", opset) == fused
     # the dml target: the node the DirectML EP turns back into one MVN1, where one applies
     dml = next((c for c in ("instance_norm", "layer_norm") if c in want), "reduce_chain")
     assert choices.choose(desc, "dml", opset) == dml
@@ -359,3 +363,36 @@ def test_single_element_groups_skip_instance_normalization(ep: str, op: str) -> 
     for variant in choices.available(desc, 17):
         got = runtime.create(lowering.lower(desc, "t", variant=variant), "t", ep).run({"InputTensor": x, "ScaleTensor": scale})
         assert np.array_equal(got, np.zeros(sizes, np.float32)), (variant, got)
+
+
+@EPS
+@pytest.mark.parametrize("dtype", ["FLOAT32", "FLOAT16"])
+@pytest.mark.parametrize(
+    ("scale", "bias", "nodes"),
+    [
+        ([1, 1, 4, 5], [1, 1, 1, 5], {"LayerNormalization": 1, "Mul": 0, "Add": 0}),  # both into the kernel
+        ([1, 1, 1, 1], None, {"LayerNormalization": 1, "Mul": 0}),  # a scalar Scale: expanded
+        ([1, 3, 4, 5], [1, 1, 4, 5], {"LayerNormalization": 1, "Mul": 1, "Add": 1}),  # Scale by channel: both after
+        ([1, 1, 4, 5], [1, 3, 1, 1], {"LayerNormalization": 1, "Mul": 0, "Add": 1}),  # Bias by channel: after
+    ],
+)
+def test_layer_norm_takes_scale_and_bias_over_the_normalized_axes(
+    ep: str, dtype: str, scale: list[int], bias: list[int] | None, nodes: dict[str, int]
+) -> None:
+    """A transformer's LayerNorm (MVN1 over the last axes, Scale and Bias over them) is one
+    LayerNormalization kernel; a Scale or Bias varying elsewhere follows as Mul/Add."""
+    rng = np.random.default_rng(5)
+    np_type = np.float16 if dtype == "FLOAT16" else np.float32
+    extra: dict[str, Any] = {"ScaleTensor": tensor(dtype, scale), "BiasTensor": tensor(dtype, bias or [1, 1, 1, 1])}
+    desc = make_desc(MVN1, fields(MVN1, dtype, [2, 3, 4, 5], [2, 3], Epsilon=1e-5, **extra))
+    inputs = {
+        "InputTensor": rng.normal(size=(2, 3, 4, 5)).astype(np_type) * 3 + 1,
+        "ScaleTensor": rng.normal(size=scale).astype(np_type),
+        "BiasTensor": rng.normal(size=bias or [1, 1, 1, 1]).astype(np_type),
+    }
+    model = lowering.lower(desc, "t", variant="layer_norm")
+    ops = [n.op_type for n in model.graph.node]
+    assert {op: ops.count(op) for op in nodes} == nodes, ops
+    got = runtime.create(model, "t", ep).run(inputs)
+    want = registry.family(MVN1).reference(desc, inputs)
+    assert not mismatches(desc, {"OutputTensor": got}, {"OutputTensor": want}, ep)
