@@ -1,13 +1,15 @@
 """`dml2onnx bench CAPTURE_DIR --original MODEL.onnx`: what the DirectML EP ran for a model (a
 `dml2onnx capture` folder), lowered by dml2onnx, timed against the model it was captured from,
 in one process on one EP (io binding: inputs and outputs on the device, no host copies in the
-timed loop), with the captured inputs. Ratios are the original's median time over each lowered
-graph's: 1.0x or more means the lowered graph is at least as fast."""
+timed loop), with the captured inputs, the graphs' runs interleaved in rounds. Ratios are the
+original's median time over each lowered graph's: 1.0x or more means the lowered graph is at least
+as fast."""
 
 from __future__ import annotations
 
 import json
 import platform
+import statistics
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -78,22 +80,24 @@ def bench_capture(
             graphs.append((f"lowered, target {t}", capture.whole_model(chain, original, t)))
         except (Dml2OnnxError, *lowering.INVALID_GRAPH) as e:
             raise RuntimeFailure(f"the capture cannot be lowered for target {t}: {one_line(str(e))}") from None
-    rows: list[dict[str, Any]] = []
-    reference: dict[str, np.ndarray] = {}
+    bound: list[tuple[str, onnx.ModelProto, Bound, dict[str, np.ndarray]]] = []
     for label, model in graphs:
         log.write(f"dml2onnx bench: {label} on {runtime.label(ep)}...\n")
         log.flush()
         session = runtime.create(model, label, ep)
         results = session.run_all(feeds)  # untimed: the output shapes, and the answers compared
-        reference = reference or results
-        timing = Bound(session, feeds, {n: (v.shape, v.dtype) for n, v in results.items()}).time(iterations)
+        bound.append((label, model, Bound(session, feeds, {n: (v.shape, v.dtype) for n, v in results.items()}), results))
+    samples = _interleaved([b for _, _, b, _ in bound], iterations)
+    reference = bound[0][3]
+    rows: list[dict[str, Any]] = []
+    for (label, model, _, results), times in zip(bound, samples, strict=True):
         worst = max((_difference(results[n], reference[n]) for n in reference), key=lambda c: c.max_abs)
         rows.append(
             {
                 "graph": label,
                 "nodes": len(model.graph.node),
-                "median_ms": timing.median_ms,
-                "min_ms": timing.min_ms,
+                "median_ms": statistics.median(times),
+                "min_ms": min(times),
                 "max_abs_vs_original": worst.max_abs,
             }
         )
@@ -113,6 +117,20 @@ def bench_capture(
     else:
         out.write(_table(rows, result))
     return result
+
+
+def _interleaved(bound: list[Bound], iterations: int, rounds: int = 10) -> list[list[float]]:
+    """Each graph's times (ms), taken in rounds that run every graph in turn: a shared machine's
+    drift (clocks, other work) then falls on all of them alike, not on whichever ran last."""
+    for b in bound:  # warm-up
+        for _ in range(3):
+            b.run_once()
+    per_round = max(1, -(-iterations // rounds))
+    samples: list[list[float]] = [[] for _ in bound]
+    while len(samples[0]) < iterations:
+        for b, times in zip(bound, samples, strict=True):
+            times.extend(b.run_once() for _ in range(min(per_round, iterations - len(times))))
+    return samples
 
 
 def _difference(got: np.ndarray, want: np.ndarray) -> Comparison:

@@ -53,7 +53,7 @@ from dml2onnx.core.errors import Dml2OnnxError, ModelError, RuntimeFailure, Usag
 from dml2onnx.formats import dxdispatch, serialized_graph
 from dml2onnx.formats.flatbuf import root
 from dml2onnx.formats.onnx_dispatchable import GraphTensor, SessionSettings, interface, override_free_dimensions
-from dml2onnx.graph import rename
+from dml2onnx.graph import rename, views
 from dml2onnx.run import compose
 
 SERIALIZE = "ep.dml.enable_graph_serialization"
@@ -562,6 +562,8 @@ def whole_model(model_json: Path, original: onnx.ModelProto, target: str = "port
     whole = helper.make_model(graph, opset_imports=list(chain.opset_import), ir_version=chain.ir_version)
     for prop in chain.metadata_props:
         whole.metadata_props.add(key=prop.key, value=prop.value)
+    # the buffers' views between the partitions, and the adapters, fold away (graph/views.py)
+    whole = views.fold(onnx.shape_inference.infer_shapes(whole))
     onnx.checker.check_model(whole)
     return whole
 
