@@ -144,9 +144,13 @@ def bench(
             "bench binds inputs and outputs on the EP's device, which the DirectML EP under Wine cannot: "
             "time it with dml2onnx run --ep dml -i N"
         )
-    if ep == "auto" and "dml" in runtime.available() and "dml" not in runtime.available(bound_io=True):
-        log.write("dml2onnx bench: auto passes the DirectML EP under Wine by (it cannot bind device memory)\n")
+    skipped = ep == "auto" and "dml" in runtime.available() and "dml" not in runtime.available(bound_io=True)
     ep = runtime.resolve(ep, bound_io=True)
+    if skipped:
+        log.write(
+            f"dml2onnx bench: auto picked {runtime.label(ep)}, the best engine present that binds device memory "
+            "(the DirectML EP under Wine cannot)\n"
+        )
     target = target or targets.for_engine(ep)  # unless given, the graphs built for this EP
     log.write(f"dml2onnx bench: target {target}; measuring the copy bandwidth on {runtime.PROVIDERS[ep]}...\n")
     copy = copy_bandwidth(ep)

@@ -157,6 +157,19 @@ def reject_unknown_keys(obj: dict[str, Any], known: set[str] | list[str], path: 
             raise ModelError(path + (key,), f"unknown field of {what} ({hint}known: {listed})")
 
 
+def closest(name: str, known: list[str] | set[str]) -> str | None:
+    """The known name a misspelt one most likely meant (by spelling, else by case), or None."""
+    names = list(known)
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    return close[0] if close else next((k for k in names if k.lower() == name.lower()), None)
+
+
+def unknown_name(what: str, name: str, known: list[str] | set[str]) -> str:
+    """`unknown resource 'xww' (did you mean xw?)`."""
+    hint = closest(name, known)
+    return f"unknown {what} '{name}'" + (f" (did you mean {hint}?)" if hint else "")
+
+
 def json_number(x: float) -> float | str:
     """JSON has no inf or NaN: those as the strings "inf", "-inf", "nan" (as DxDispatch writes them)."""
     return x if math.isfinite(x) else str(x)

@@ -188,7 +188,7 @@ class OperatorFunction:
         known = list(self.__signature__.parameters)
         for key in kwargs:
             if key not in known:
-                close = difflib.get_close_matches(key, known, n=2, cutoff=0.6)
+                close = difflib.get_close_matches(key, known, n=2, cutoff=0.6) or [k for k in known if k == key.lower()]
                 hint = f" (did you mean {' or '.join(close)}?)" if close else f" (it takes {', '.join(known)})"
                 return f"no argument {key!r}{hint}"
         return ""

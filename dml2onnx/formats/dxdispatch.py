@@ -22,6 +22,7 @@ from dml2onnx.core.jsonvalues import (
     expect_uint32,
     load_jsonc,
     reject_unknown_keys,
+    unknown_name,
 )
 from dml2onnx.core.schema import NEWEST_LEVEL, Kind
 from dml2onnx.core.tensor import byte_count
@@ -260,7 +261,7 @@ def _binding(v: Any, p: JsonPath, resources: dict[str, Resource]) -> Binding:
             element_size = res.data_type.size
         offset = element_offset * element_size
     if name not in resources:
-        raise ModelError(p, f"unknown resource '{name}'")
+        raise ModelError(p, unknown_name("resource", name, resources))
     if resources[name].deferred:
         raise ModelError(p, f"resource '{name}' is deferred: only an ONNX dispatchable's output can be bound to it")
     return Binding(name, offset, p)
@@ -305,7 +306,7 @@ def _command(value: Any, path: JsonPath, model: Model) -> Command:
         name = expect_string(obj["resource"], path + ("resource",))
         res = model.resources.get(name)
         if res is None:
-            raise ModelError(path + ("resource",), f"unknown resource '{name}'")
+            raise ModelError(path + ("resource",), unknown_name("resource", name, model.resources))
         if res.deferred and not any(
             isinstance(c, Dispatch) and any(b.resource == name for b in c.bindings.values()) for c in model.commands
         ):

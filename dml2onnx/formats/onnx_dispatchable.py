@@ -41,7 +41,15 @@ from onnx import TensorProto
 
 from dml2onnx.core import dtypes, files, limits
 from dml2onnx.core.errors import JsonPath, ModelError, UsageError
-from dml2onnx.core.jsonvalues import expect_array, expect_int, expect_object, expect_string, expect_uint32, reject_unknown_keys
+from dml2onnx.core.jsonvalues import (
+    expect_array,
+    expect_int,
+    expect_object,
+    expect_string,
+    expect_uint32,
+    reject_unknown_keys,
+    unknown_name,
+)
 from dml2onnx.core.schema import NEWEST_LEVEL
 from dml2onnx.formats import resources, serialized_graph
 from dml2onnx.formats.bindings import Binding
@@ -431,7 +439,7 @@ def _binding(v: Any, p: JsonPath, model_resources: dict[str, Resource]) -> Bindi
             return None
         name = expect_string(obj["name"], p + ("name",))
     if name not in model_resources:
-        raise ModelError(p, f"unknown resource '{name}'")
+        raise ModelError(p, unknown_name("resource", name, model_resources))
     return Binding(name, 0, p, shape)
 
 

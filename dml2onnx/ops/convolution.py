@@ -350,13 +350,14 @@ def example(data_type: str, sizes: list[int], filter_sizes: list[int], out_sizes
 
 
 def examples(op: OperatorSchema) -> list[common.Example]:
-    """onnx_ops: each type, with Bias and a fused RELU: CROSS_CORRELATION (ONNX's Conv; first, so
-    that `ops CONVOLUTION --example` shows it), Mode CONVOLUTION (the filter flip), both directions
-    (OutputPadding: the Pad)."""
+    """onnx_ops: each type, with Bias: CROSS_CORRELATION with padding (ONNX's Conv; first, so that
+    `ops CONVOLUTION --example` shows it), then with a fused RELU Mode CONVOLUTION (the filter flip)
+    and both directions (OutputPadding: the Pad)."""
     out = []
     for t in common.example_types(op, "InputTensor"):
         extra = {"BiasTensor": common.example_tensor(t, [1, 4, 1, 1]), "FusedActivation": {"Type": "ACTIVATION_RELU"}}
-        out.append(example(t, [1, 2, 5, 5], [4, 2, 3, 3], [1, 4, 5, 5], StartPadding=[1, 1], EndPadding=[1, 1], **extra))
+        bias = {"BiasTensor": extra["BiasTensor"]}  # ONNX's Conv: bias, no activation
+        out.append(example(t, [1, 2, 5, 5], [4, 2, 3, 3], [1, 4, 5, 5], StartPadding=[1, 1], EndPadding=[1, 1], **bias))
         out.append(example(t, [1, 2, 5, 5], [4, 2, 3, 3], [1, 4, 3, 3], Mode="CONVOLUTION", **extra))
         out.append(example(t, [1, 2, 3, 3], [2, 4, 3, 3], [1, 4, 6, 6], Direction="BACKWARD", OutputPadding=[1, 1], **extra))
     return out

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from dml2onnx.backends import runtime
+from dml2onnx.core.jsonvalues import load_jsonc
 from dml2onnx.ops import registry
 from support import run_cli, write_model
 
@@ -298,3 +299,15 @@ def test_a_bug_is_one_line_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv("DML2ONNX_TRACEBACK", "1")
     with pytest.raises(KeyError):
         run_cli("run", GEMM_ADD)
+
+
+def test_an_unknown_resource_gets_a_did_you_mean(tmp_path: Path) -> None:
+    model = load_jsonc(Path(GEMM_ADD).read_text())  # the model has comments
+    model["commands"][0]["bindings"]["OutputTensor"] = "xww"
+    model["commands"].append({"type": "print", "resource": "Y"})
+    status, _, err = run_cli("run", write_model(tmp_path, model))
+    assert status == 2
+    assert err == "dml2onnx: error: commands[0].bindings.OutputTensor: unknown resource 'xww' (did you mean xw?)\n"
+    model["commands"][0]["bindings"]["OutputTensor"] = "xw"
+    status, _, err = run_cli("run", write_model(tmp_path, model))
+    assert status == 2 and "commands[3].resource: unknown resource 'Y' (did you mean y?)" in err, err

@@ -84,6 +84,8 @@ def test_a_missing_output_says_which_argument_names_it() -> None:
                       maximum_samples_per_output=1)  # fmt: skip
     with pytest.raises(TypeError, match=r"Cast: no argument 'output_types' \(did you mean output_type or output_sizes\?\)"):
         dmlx.Cast(x, output_types="INT32")
+    with pytest.raises(TypeError, match=r"TopK1: no argument 'K' \(did you mean k\?\)"):
+        dmlx.TopK1(x, axis=1, K=1)
     with pytest.raises(TypeError, match="Cast: missing a required argument: 'input'"):
         dmlx.Cast(output_type="INT32")
     with pytest.raises(TypeError, match="'OutputFooTensor' is not an output of DML_OPERATOR_TOP_K1"):
