@@ -58,10 +58,17 @@ def test_output_rules_give_the_examples_outputs(name: str) -> None:
             assert got.data_type == want.data_type, example
 
 
+# Operators whose example (indices of 1) writes one element many times: the CPU EP writes in order, as
+# the reference; the CUDA EP's writer is any (H200). The matrix checks them there with distinct indices.
+COLLIDING_WRITES = ("MAX_UNPOOLING", "SCATTER", "SCATTER_ND")
+
+
 @EPS
 @pytest.mark.parametrize("name", NAMES)
 def test_every_operator_runs_as_the_reference(name: str, ep: str) -> None:
     """On the CPU EP (and the CUDA EP where onnxruntime-gpu is), lowered for the EP's own target."""
+    if ep == "cuda" and name in COLLIDING_WRITES:
+        pytest.skip("the example's indices are all 1: every update writes one element, whose last writer ONNX leaves open")
     example, desc = valid_examples(name)[0]
     g, inputs, result = rebuilt(example, desc, explicit=True)
     feeds = {k: ramp(e.tensor_desc) for k, e in inputs.items()}
