@@ -150,10 +150,8 @@ def reject_unknown_keys(obj: dict[str, Any], known: set[str] | list[str], path: 
     for key in obj:
         if key not in known:
             listed = ", ".join(known)
-            close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6) or [
-                k for k in known if isinstance(key, str) and k.lower() == key.lower()
-            ]
-            hint = f"did you mean {close[0]}? " if close else ""
+            close = closest(key, known) if isinstance(key, str) else None
+            hint = f"did you mean {close}? " if close else ""
             raise ModelError(path + (key,), f"unknown field of {what} ({hint}known: {listed})")
 
 

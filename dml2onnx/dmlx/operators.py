@@ -156,7 +156,6 @@ class OperatorFunction:
         self.__name__ = self.__qualname__ = function_name(op)
         self.__signature__ = inspect.Signature(_parameters(op))
         self.__doc__ = describe(op)
-        self._fields = {parameter_name(f.name): f for f in op.fields}
 
     def __repr__(self) -> str:
         return f"<dmlx function {self.__name__}{self.__signature__} for {self.op.full_name}>"
