@@ -13,7 +13,7 @@ from dml2onnx import lowering
 from dml2onnx.backends import dmlapi, runtime
 from dml2onnx.core import files
 from dml2onnx.core import tensor as packing
-from dml2onnx.core.errors import ModelError, RuntimeFailure, UsageError, format_path
+from dml2onnx.core.errors import ModelError, RuntimeFailure, format_path
 from dml2onnx.core.files import npy_bytes
 from dml2onnx.core.tensor import read_tensor, write_tensor
 from dml2onnx.formats import images, onnx_dispatchable
@@ -113,14 +113,17 @@ class Executor:
 
     def _graph_session(self, d: onnx_dispatchable.GraphDispatchable) -> runtime.Session:
         """A graph's session: on the EP; for `reference`, its numpy reference where it has one (a
-        serialized graph's descs), else the CPU EP (`check` says so: an ONNX file has none)."""
+        serialized graph's descs), else the CPU EP (`check` says so: an ONNX file has none). On
+        DirectML's API a serialized graph is compiled by DirectML itself; an ONNX graph runs on ONNX
+        Runtime's DirectML EP, as DxDispatch runs its `onnx` dispatchables (and as the DirectML EP ran
+        the nodes a capture found outside its partitions)."""
         if self.ep == runtime.DIRECTML:
             graph = d.serialized
             if graph is None:
-                raise UsageError(
-                    f"dispatchable '{d.name}' is an ONNX graph: --ep dml-api runs DirectML's descs and serialized "
-                    "graphs through DirectML's own API; use --ep dml (ONNX Runtime's DirectML EP) for ONNX graphs"
-                )
+                ep = runtime.resolve("dml")
+                self.log.write(f"dml2onnx: '{d.name}' is an ONNX graph: it runs on {runtime.label(ep)}, as in DxDispatch\n")
+                configure = None if d.settings.default_session else d.settings.configure
+                return runtime.create(d.model(self.opset, self.target), d.name, ep, configure)
             return _FunctionGraph(lambda feeds: dmlapi.execute_graph(graph, feeds, name=d.name))
         if self.ep == "reference" and d.reference is not None:
             return _FunctionGraph(d.reference)

@@ -145,8 +145,9 @@ def test_lstm_and_gru_run_outside_the_partitions_and_the_chain_matches(tmp_path:
     inputs = {"sequence": np.load(folder / "inputs" / "sequence.npy")}
     want = _original(model, inputs)["scores"]
     _assert_matches(np.load(folder / "expected" / "scores.npy"), want, "the DirectML EP's own output")
-    _chain(folder, "lstm_gru.json", "cpu")
-    _assert_matches(np.load(folder / "scores.npy"), want, "the captured chain on the CPU EP")
+    for ep in ("cpu", "dml-api"):  # dml-api: DirectML compiles the partitions, the DirectML EP runs LSTM and GRU
+        _chain(folder, "lstm_gru.json", ep)
+        _assert_matches(np.load(folder / "scores.npy"), want, f"the captured chain on {ep}")
     assert f"{folder / 'lstm_gru.lowered.onnx'}: the whole model as DirectML runs it" in out
     rng = np.random.default_rng(4)
     for p in sorted((folder / "lstm_gru").glob("Partition_*.bin")):  # DirectML compiling each, beside the reference
@@ -248,8 +249,8 @@ def test_corpus_network_captured_read_and_matched(name: str, tmp_path: Path) -> 
         got = _original(path, result.inputs)
         for output, value in want.items():
             _assert_matches(got[output], value, f"{name}: {output} of the model lowered for {target}")
-    # DirectML's API compiles each partition itself; ONNX graphs (the nodes outside) it does not run
-    for ep in ("cpu", "dml") if result.outside else ("cpu", "dml", "directml"):
+    # dml-api: DirectML's API compiles each partition itself; the nodes outside run on the DirectML EP
+    for ep in ("cpu", "dml", "dml-api"):
         _chain(result.folder, result.model_json.name, ep)
         for output, value in want.items():
             got = np.load(result.folder / f"{capture.file_name(output)}.npy")

@@ -18,7 +18,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from dml2onnx.backends import dmlapi
+from dml2onnx.backends import dmlapi, winhost
 from support import printed, run_cli, write_model
 
 MODELS = Path(__file__).parents[1] / "dxdispatch"
@@ -293,11 +293,12 @@ def test_bad_free_dimension_argument(arg: str) -> None:
     assert (status, out) == (2, "") and "dml2onnx: error: -f " in err and err.count("\n") == 1, err
 
 
-@pytest.mark.skipif(dmlapi.missing() is not None, reason="DirectML's API is not set up (make dml-setup)")
-def test_directml_api_cannot_run_an_onnx_graph() -> None:
-    status, out, err = run_cli("run", GEMM, "--ep", "directml")
-    assert (status, out) == (2, "")
-    assert "'gemm' is an ONNX graph: --ep dml-api runs DirectML's descs and serialized graphs" in err
+@pytest.mark.skipif(dmlapi.missing() is not None or winhost.missing() is not None, reason="Wine is not set up (make dml-setup)")
+def test_directml_api_runs_an_onnx_graph_on_the_directml_ep_as_dxdispatch_does() -> None:
+    status, out, err = run_cli("run", GEMM, "--ep", "dml-api")
+    assert status == 0, err
+    assert "'gemm' is an ONNX graph: it runs on DmlExecutionProvider, as in DxDispatch" in err
+    assert printed(out)["Out"] == GEMM_OUT.tolist()
 
 
 # The other verbs treat them as the graphs they are.
