@@ -34,6 +34,8 @@ class Target:
     # Sign of a NaN is 0, as DirectML's SIGN gives (the CUDA EP computes (0 < x) - (x < 0)); the
     # CPU EP keeps a FLOAT32 NaN, so elsewhere a select makes it 0
     sign_of_nan_is_zero: bool = False
+    # MaxPool takes FLOAT16 (the CUDA EP's cuDNN kernel; the CPU EP's takes FLOAT32 and 8-bit integers)
+    max_pool_half: bool = False
 
     def log_softmax_exact_for(self, length: int, rows: int, itemsize: int) -> bool:
         """Whether the EP's own LogSoftmax over rows of `length` elements (`rows` of them, each
@@ -69,6 +71,7 @@ TARGETS: dict[str, Target] = {
             arg_outer_axis_guard=True,
             log_softmax_exact_on_long_rows=True,
             sign_of_nan_is_zero=True,
+            max_pool_half=True,
         ),
         # The DirectML EP registers Hardmax, ArgMax on every integer type with select_last_index,
         # and OneHot with INT32/INT64/UINT32/UINT64 indices and any value type (dml_ep_registry).

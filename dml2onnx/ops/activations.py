@@ -184,8 +184,15 @@ def validate(act: OperatorDesc, sizes: tuple[int, ...] = ()) -> None:
         featurelevels.require(act, "6_4", act.at("Steepness"), f"Steepness {steepness} (less than 1)")
 
 
+def exact_in_half(act: OperatorDesc) -> bool:
+    """Whether the activation of a FLOAT16 value, computed in FLOAT16, is what DirectML's FLOAT32
+    activation gives rounded back: RELU and IDENTITY (no constant, no rounding), so a fused
+    operator need not widen for them (and ONNX Runtime can fuse Conv + Relu)."""
+    return act.schema.name in ("ACTIVATION_RELU", "ACTIVATION_IDENTITY")
+
+
 def lower(b: GraphBuilder, x: str, act: OperatorDesc, sizes: tuple[int, ...] = ()) -> str:
-    """The activation of the FLOAT32 value `x` (of `sizes`)."""
+    """The activation of the FLOAT32 value `x` (of `sizes`; FLOAT16 where exact_in_half)."""
     if act.schema.name == _SOFTMAX1:
         # ONNX Softmax (exp(x - max) / sum) over the axes merged into one, as softmax1.py's in_place
         plan = common.JointAxes(sizes, tuple(sorted(act["Axes"])))

@@ -263,7 +263,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
         y = b.node("Pad", [y, pads], "output_padding", "OutputPadding: zeros at the end of each spatial axis")
     act = desc["FusedActivation"]
     if act is not None:
-        if half and not widen:  # the activations' constants are FLOAT32 (activations.py)
+        if half and not widen and not activations.exact_in_half(act):  # the activations' constants are FLOAT32
             y = b.cast(y, dtypes.FLOAT32, "to_float32", "the convolution's FLOAT16 result in FLOAT32")
             widen = True
         prefix = b.prefix

@@ -51,6 +51,12 @@ def _narrow(b: GraphBuilder, y: str, dtype: dtypes.DataType) -> str:
     return y if dtype.size >= 4 else wrap_to(b, y, dtype)
 
 
+def _back_in_type(b: GraphBuilder, y: str, dtype: dtypes.DataType) -> str:
+    """An INT32 result already in the 8/16-bit `dtype`'s range (a max, a min, a clamp of values of
+    that type) as that type: one Cast, exact, where _narrow's wrap would spend eight kernels."""
+    return y if dtype.size >= 4 else b.cast(y, dtype, "narrow", f"in {dtype}'s range: as {dtype}")
+
+
 def _all_bits(dtype: dtypes.DataType) -> int:
     """The value of every bit set in `dtype`: -1 signed, the maximum unsigned."""
     return -1 if dtype.numpy.kind == "i" else int(np.iinfo(dtype.numpy).max)
@@ -130,7 +136,7 @@ def _extreme_int(maximum: bool) -> Any:
     def lower(b: GraphBuilder, xs: list[str], p: dict[str, Any]) -> str:
         dtype: dtypes.DataType = p["__dtype__"]
         a, other = _widen(b, xs, dtype)
-        return _narrow(b, _extreme(b, a, other, dtype, maximum), dtype)
+        return _back_in_type(b, _extreme(b, a, other, dtype, maximum), dtype)
 
     return lower
 
@@ -270,10 +276,16 @@ def _clamp(names: tuple[str, ...]) -> tuple[Any, Any, Any, Any]:
         dtype: dtypes.DataType = p["__dtype__"]
         ct = common.compute_type(dtype)
         bounds = [_int_bound(v, dtype) for v in _bounds(p, names)]
+        info = np.iinfo(dtype.numpy)
+        # a bound at the type's own end binds nothing (an unsigned Min of 0, a Max of the maximum)
+        steps = [(bounds[1], False)] if len(bounds) == 2 and bounds[1] < info.max else []
+        steps += [(bounds[0], True)] if bounds[0] > info.min else []
+        if not steps:
+            return xs[0]
         y = _widen(b, xs, dtype)[0]
-        if len(bounds) == 2:
-            y = _extreme(b, y, b.scalar(bounds[1], ct, "max"), dtype, maximum=False)
-        return _narrow(b, _extreme(b, y, b.scalar(bounds[0], ct, "min"), dtype, maximum=True), dtype)
+        for bound, maximum in steps:
+            y = _extreme(b, y, b.scalar(bound, ct, "min" if maximum else "max"), dtype, maximum=maximum)
+        return _back_in_type(b, y, dtype)
 
     def int_reference(xs: list[np.ndarray], p: dict[str, Any]) -> np.ndarray:
         bounds = [_int_bound(v, dtypes.BY_NUMPY[xs[0].dtype]) for v in _bounds(p, names)]

@@ -139,7 +139,7 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     c = values.get("CTensor")
     y = _gemm(desc, b, values, c) if b.variant == "gemm" else _matmul(desc, b, values, c, compute)
     if act is not None:
-        if compute != dtypes.FLOAT32:
+        if compute != dtypes.FLOAT32 and not activations.exact_in_half(act):
             y = b.cast(y, dtypes.FLOAT32, "to_float32", "the activation's input in FLOAT32")
             compute = dtypes.FLOAT32
         prefix = b.prefix

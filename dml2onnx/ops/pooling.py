@@ -248,13 +248,16 @@ def _lower_pool(
 ) -> str | dict[str, str]:
     native = b.target.dml_nodes  # the DirectML EP takes FLOAT16 (and INT8/UINT8 MaxPool) as they are
     if w.kind == "MAX":
-        carrier = dtype if dtype in MAX_POOL_TYPES or (native and dtype == dtypes.FLOAT16) else dtypes.FLOAT32
+        # FLOAT16 as it is where the EP's MaxPool takes it (a max is exact in any float type); the
+        # indices' Equal stays in FLOAT32 off the DirectML EP
+        half = native or (b.target.max_pool_half and index_type is None)
+        carrier = dtype if dtype in MAX_POOL_TYPES or (half and dtype == dtypes.FLOAT16) else dtypes.FLOAT32
     else:
         carrier = dtype if native else dtypes.FLOAT32
     if carrier != dtype:
         x = b.cast(x, carrier, "to_float32", f"{dtype} in FLOAT32, exactly")
     if w.kind == "MAX" and dtype.is_float and not native:
-        x = _floored(b, x, dtype)
+        x = _floored(b, x, dtype, carrier)
     attrs = _pool_attrs(w)
     doc = DML_NODE_DOC if native else None
     if w.kind == "MAX" and index_type is not None and native:
@@ -377,11 +380,12 @@ def lowest(t: np.dtype) -> float | int:
     return float(np.finfo(t).min) if t.kind == "f" else int(np.iinfo(t).min)
 
 
-def _floored(b: GraphBuilder, x: str, dtype: dtypes.DataType) -> str:
-    """x where x >= the type's lowest finite value, else (-inf, NaN) that value. Not after the
-    MaxPool, on its smaller output: the CPU EP's MaxPool keeps a NaN that follows a number in its
-    window ([2, NaN] gives NaN, [NaN, 1] gives 1) and -inf over -inf (tools/gpu_pool_semantics.py)."""
-    floor = b.scalar(lowest(dtype.numpy), dtypes.FLOAT32, "lowest")
+def _floored(b: GraphBuilder, x: str, dtype: dtypes.DataType, carrier: dtypes.DataType = dtypes.FLOAT32) -> str:
+    """x (held in `carrier`) where x >= `dtype`'s lowest finite value, else (-inf, NaN) that value.
+    Not after the MaxPool, on its smaller output: the CPU EP's MaxPool keeps a NaN that follows a
+    number in its window ([2, NaN] gives NaN, [NaN, 1] gives 1) and -inf over -inf, the CUDA EP's
+    gives NaN for any window holding one (tools/gpu_pool_semantics.py)."""
+    floor = b.scalar(lowest(dtype.numpy), carrier, "lowest")
     keep = b.node("GreaterOrEqual", [x, floor], "finite_or_above", "x >= lowest (false for -inf and NaN)")
     return b.node("Where", [keep, x, floor], "floored", f"max(x, {lowest(dtype.numpy)}), NaN skipped: DirectML's start value")
 

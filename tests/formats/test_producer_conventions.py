@@ -9,12 +9,15 @@ import struct
 from typing import Any
 
 import numpy as np
+import onnxruntime as ort
 import pytest
 
+from dml2onnx import lowering
 from dml2onnx.backends import dmlapi
 from dml2onnx.core import schema
 from dml2onnx.core.desc import parse_operator_desc
 from dml2onnx.core.dtypes import BY_NAME
+from dml2onnx.graph.builder import DEFAULT_OPSET
 from dml2onnx.lowering import tolerances
 from dml2onnx.ops import registry
 from support import assert_matches_reference, lowered_and_reference, make_desc, refusal, tensor
@@ -212,3 +215,16 @@ def test_directml_refuses_the_other_fusions(
     desc = parse_operator_desc(op, fields, ("desc",), ("type",))  # let through, not validated
     with pytest.raises(dmlapi.DmlApiError, match="E_INVALIDARG"):
         dmlapi.execute(desc, feeds)
+
+
+@pytest.mark.parametrize("target", ["portable", "cuda"])
+def test_the_bert_mask_clip_spends_no_wrap_and_no_idle_bound(target: str) -> None:
+    """BERT's CLIP1 of UINT8 to [0, 1] (ONNX Runtime's Cast to BOOL): its lower bound is UINT8's
+    own minimum, so only the Min binds, and its result is already in UINT8's range (no modulo
+    arithmetic to narrow it back): one Min between two Casts, exact for every UINT8 value."""
+    desc = make_desc(*_clip("UINT8", _union("<B", 0), _union("<B", 1), n=256))
+    model = lowering.lower(desc, "clip", DEFAULT_OPSET, target)
+    assert [n.op_type for n in model.graph.node] == ["Cast", "Min", "Cast"]
+    x = np.arange(256, dtype=np.uint8)
+    got = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"InputTensor": x})[0]
+    np.testing.assert_array_equal(got, np.minimum(x, 1))

@@ -509,3 +509,21 @@ def test_directml_accepts_what_dml2onnx_refuses(wine: Any) -> None:
         assert directml(f, feeds).ravel().tolist() == want, name
         with pytest.raises(ModelError):
             lowering.validate(make_desc(OP, f))
+
+
+@pytest.mark.parametrize("target", ["portable", "cuda"])
+def test_a_float16_relu_stays_in_float16_beside_its_convolution(target: str) -> None:
+    """RELU of a FLOAT16 value is the FLOAT32 RELU rounded back (no constant, no rounding): the
+    Relu follows the Conv with no Cast between them (ONNX Runtime then fuses the two); values as
+    the reference, NaN, infinities and negative zero included."""
+    relu = {"FusedActivation": {"Type": "ACTIVATION_RELU"}}
+    f = fields([1, 1, 1, 6], [1, 1, 1, 1], [1, 1, 1, 6], dtype="FLOAT16", **relu)
+    assert _ops(f, target) == ["Conv", "Relu"]
+    x = np.array([-2.5, -0.0, 0.0, np.nan, np.inf, -np.inf], np.float16).reshape(1, 1, 1, 6)
+    feeds = {"InputTensor": x, "FilterTensor": np.ones((1, 1, 1, 1), np.float16)}
+    desc = make_desc(OP, f)
+    got = runtime.create(lowering.lower(desc, "t", target=target), "t", "cpu").run(feeds)
+    np.testing.assert_array_equal(got, registry.reference_outputs(desc, feeds)["OutputTensor"])
+    assert got.ravel().tolist()[:3] == [0, 0, 0] and np.isnan(got.ravel()[3]) and got.ravel()[4] == np.inf
+    sigmoid = fields([1, 1, 1, 6], [1, 1, 1, 1], [1, 1, 1, 6], dtype="FLOAT16", FusedActivation={"Type": "ACTIVATION_SIGMOID"})
+    assert _ops(sigmoid, target) == ["Conv", "Cast", "Sigmoid", "Cast"]  # its FLOAT32 rounding is DirectML's

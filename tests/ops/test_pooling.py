@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from onnx import numpy_helper
 
 from dml2onnx import lowering
 from dml2onnx.backends import dmlapi, runtime
@@ -503,3 +504,15 @@ def test_reference_matches_the_pages_loops(case: tuple[str, dict[str, Any], np.n
             )
         else:
             assert got[index].item() == want, (index, got[index], want)
+
+
+def test_float16_max_pooling_stays_in_float16_on_the_cuda_target() -> None:
+    """The CUDA EP's MaxPool takes FLOAT16 (a max is exact in any float type): no Cast around it
+    there, the floor of -inf and NaN in FLOAT16 too (-65504); the CPU EP's does not, so the
+    portable graph holds it in FLOAT32. (Their values: the matrix on the GPU, tests/lowering.)"""
+    desc = make_desc("MAX_POOLING", pool_fields("MAX_POOLING", "FLOAT16", [1, 1, 4, 4], [2, 2]))
+    ops = {t: [n.op_type for n in lowering.lower(desc, "t", target=t).graph.node] for t in ("cuda", "portable")}
+    assert ops["cuda"] == ["GreaterOrEqual", "Where", "MaxPool"]
+    assert ops["portable"] == ["Cast", "GreaterOrEqual", "Where", "MaxPool", "Cast"]
+    floor = [t for t in lowering.lower(desc, "t", target="cuda").graph.initializer if t.name.endswith("lowest")]
+    assert [(t.data_type, numpy_helper.to_array(t).item()) for t in floor] == [(10, -65504.0)]
