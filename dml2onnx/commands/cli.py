@@ -1,4 +1,4 @@
-"""The dml2onnx command line: run, export, check, inspect, bench, capture and ops."""
+"""The dml2onnx command line: run, export, check, inspect, bench, capture, compare and ops."""
 
 from __future__ import annotations
 
@@ -13,111 +13,25 @@ from typing import Any
 
 from dml2onnx import __version__
 from dml2onnx.backends import runtime
-from dml2onnx.commands import bench, bench_capture, capture, check, export, inspection, listing, operator_info
+from dml2onnx.commands import (
+    bench,
+    bench_capture,
+    capture,
+    check,
+    compare,
+    export,
+    inspection,
+    listing,
+    operator_info,
+    options,
+)
 from dml2onnx.commands.loading import load
 from dml2onnx.core import featurelevels, files, limits
 from dml2onnx.core.errors import Dml2OnnxError, UsageError, one_line
 from dml2onnx.core.jsonvalues import json_values
 from dml2onnx.formats import onnx_dispatchable
 from dml2onnx.graph import targets
-from dml2onnx.graph.builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET
 from dml2onnx.run.executor import Executor
-
-
-def _opset(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not MIN_OPSET <= value <= MAX_OPSET:
-        raise argparse.ArgumentTypeError(f"must be in [{MIN_OPSET}, {MAX_OPSET}]")
-    return value
-
-
-def _bytes(text: str) -> int:
-    units = {"k": 2**10, "m": 2**20, "g": 2**30, "t": 2**40}
-    t = text.strip().lower().removesuffix("ib").removesuffix("b")
-    try:
-        value = int(t[:-1]) * units[t[-1]] if t and t[-1] in units else int(t)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a size: {text!r} (bytes, or with K, M, G, T)") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1 byte")
-    return value
-
-
-def _feature_level(text: str) -> str:
-    try:
-        return featurelevels.parse(text)
-    except UsageError as e:
-        raise argparse.ArgumentTypeError(str(e).removeprefix("--feature-level ")) from None
-
-
-def _common(sub: argparse.ArgumentParser, model: str = "MODEL.json", model_help: str = "a DxDispatch JSON model") -> None:
-    """The model, --max-bytes, --opset, --feature-level and --target that every command takes."""
-    sub.add_argument("model", metavar=model, help=model_help)
-    sub.add_argument(
-        "--max-bytes",
-        type=_bytes,
-        default=limits.DEFAULT_MAX_BYTES,
-        metavar="N",
-        help="refuse any tensor or buffer larger than N bytes (K/M/G suffixes; default 4G, DirectML's buffer limit)",
-    )
-    sub.add_argument(
-        "--opset",
-        type=_opset,
-        default=DEFAULT_OPSET,
-        help=f"ONNX opset of the lowered graphs (default {DEFAULT_OPSET}, {MIN_OPSET}-{MAX_OPSET})",
-    )
-    sub.add_argument(
-        "--feature-level",
-        type=_feature_level,
-        default=featurelevels.NEWEST,
-        metavar="LEVEL",
-        help=f"the DML_FEATURE_LEVEL the descs must be valid for: which operators, data types, dimension counts and "
-        f"options they may use ({', '.join(featurelevels.LEVELS)}; default {featurelevels.NEWEST}, the newest)",
-    )
-    sub.add_argument(
-        "--target",
-        choices=targets.NAMES,
-        help="lowering target: the ONNX graphs built for an EP (default: run, check and bench use the EP's own, "
-        "cpu, cuda or dml; export and inspect use portable, the graphs that run without fallback on all three)",
-    )
-    sub.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-
-
-# The engines every command names alike: ONNX Runtime's EPs, and DirectML's own API (runtime.py).
-ENGINES = runtime.ENGINE_NAMES
-ENGINES_HELP = (
-    "cpu, cuda and dml are ONNX Runtime's execution providers (dml: the DirectML EP; on Linux under Wine, make "
-    f"dml-setup), GPU EPs without CPU fallback; {runtime.DIRECTML} is DirectML's own API running the descs (and "
-    "compiling serialized graphs), no ONNX; auto is the best present: DirectML, then CUDA, then the CPU (on Linux: "
-    f"CUDA, then the DirectML EP under Wine, then the CPU). {', '.join(runtime.OLD_SPELLINGS)} is the old spelling of "
-    f"{runtime.DIRECTML}"
-)
-
-
-def _ep(sub: argparse.ArgumentParser, default: str | None, repeatable: bool = False, also: str = "") -> None:
-    said = "default: every engine present" if default is None else f"default {default}"
-    sub.add_argument(
-        "--ep",
-        choices=(*ENGINES, *runtime.OLD_SPELLINGS),
-        metavar="{" + ",".join(ENGINES) + "}",
-        action="append" if repeatable else "store",
-        default=default,
-        help=f"the engine ({'repeatable; ' if repeatable else ''}{said}): {ENGINES_HELP}" + (f". {also}" if also else ""),
-    )
-
-
-def _graphs_for(sub: argparse.ArgumentParser) -> None:
-    """export's and inspect's --ep: nothing runs; the graphs are lowered for that engine's target."""
-    sub.add_argument(
-        "--ep",
-        choices=(*ENGINES, *runtime.OLD_SPELLINGS),
-        metavar="{" + ",".join(e for e in ENGINES if e != runtime.DIRECTML) + "}",
-        help="the engine the graphs are for: they are lowered for its target, as run lowers for it (default: the "
-        "portable target; --target overrides); auto: the best engine present",
-    )
 
 
 def graph_target(args: argparse.Namespace) -> str:
@@ -141,75 +55,6 @@ def _spelling_notes(args: argparse.Namespace) -> None:
             print(f"dml2onnx: note: {note}", file=sys.stderr)
 
 
-def _json(sub: argparse.ArgumentParser, what: str) -> None:
-    """--json: every command's answer as one JSON document on stdout (progress stays on stderr)."""
-    sub.add_argument("--json", action="store_true", help=f"print JSON instead of text: {what}")
-
-
-def _iterations(sub: argparse.ArgumentParser, default: int, what: str) -> None:
-    sub.add_argument("-i", "--iterations", type=_positive, default=default, metavar="N", help=f"{what} (default {default})")
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
-def _free_dims(sub: argparse.ArgumentParser, of: str = "ONNX dispatchables") -> None:
-    """DxDispatch's -f and -F: free dimension overrides of ONNX dispatchables' graph inputs (`of`:
-    what the command's graphs are: capture's is the model itself)."""
-    over = " (repeatable; over the JSON's freeDimension{}Overrides)" if of == "ONNX dispatchables" else " (repeatable)"
-    sub.add_argument(
-        "-f",
-        "--free-dim-name",
-        action="append",
-        default=[],
-        metavar="NAME:VALUE",
-        help=f"{of}: set every graph input dimension named NAME to VALUE" + over.format("Name"),
-    )
-    sub.add_argument(
-        "-F",
-        "--free-dim-denotation",
-        action="append",
-        default=[],
-        metavar="DENOTATION:VALUE",
-        help=f"{of}: set every graph input dimension with this denotation (e.g. DATA_BATCH) to VALUE" + over.format("Denotation"),
-    )
-
-
-def _session_options(sub: argparse.ArgumentParser) -> None:
-    """DxDispatch's -e, -l and -L: the ONNX Runtime session options of ONNX dispatchables."""
-    sub.add_argument(
-        "-e",
-        "--session-config",
-        action="append",
-        default=[],
-        metavar="KEY:VALUE",
-        help="ONNX dispatchables: a SessionOptions config entry (repeatable; over the JSON's sessionOptionsConfigEntries)",
-    )
-    sub.add_argument(
-        "-l",
-        "--graph-optimization-level",
-        type=int,
-        choices=(0, 1, 2, 99),
-        help="ONNX dispatchables: ONNX Runtime's graph optimization level, 0 disabled, 1 basic, 2 extended, 99 all "
-        "(over the JSON's graphOptimizationLevel; default 99)",
-    )
-    sub.add_argument(
-        "-L",
-        "--ort-logging-level",
-        type=int,
-        choices=range(5),
-        metavar="{0-4}",
-        help="ONNX dispatchables: ONNX Runtime's logging level, 0 verbose to 4 fatal (over the JSON's loggingLevel)",
-    )
-
-
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="dml2onnx",
@@ -225,13 +70,13 @@ def _parser() -> argparse.ArgumentParser:
         description="Execute the commands of a DxDispatch model in order. `print` output goes to stdout "
         "exactly as DxDispatch prints it; progress goes to stderr.",
     )
-    _common(run)
-    _ep(run, "cpu")
-    _iterations(run, 1, "run each dispatch N times, as DxDispatch's -i: the first run's time apart, then the median")
-    _free_dims(run)
-    _session_options(run)
+    options.common(run)
+    options.ep(run, "cpu")
+    options.iterations(run, 1, "run each dispatch N times, as DxDispatch's -i: the first run's time apart, then the median")
+    options.free_dims(run)
+    options.session_options(run)
     run.add_argument("--allow-any-path", action="store_true", help="let writeFile write outside the current folder")
-    _json(run, "the engine, target, each dispatch's times, each printed resource's values and the files written")
+    options.json_flag(run, "the engine, target, each dispatch's times, each printed resource's values and the files written")
 
     export = sub.add_parser(
         "export",
@@ -241,10 +86,10 @@ def _parser() -> argparse.ArgumentParser:
         "(or resource) is int8/uint8 there, one element a byte. An ONNX dispatchable "
         "is written as its graph, with its free dimension overrides applied.",
     )
-    _common(export)
-    _graphs_for(export)
-    _json(export, "the target, opset and each file written, with its node count and ops")
-    _free_dims(export)
+    options.common(export)
+    options.graphs_for(export)
+    options.json_flag(export, "the target, opset and each file written, with its node count and ops")
+    options.free_dims(export)
     export.add_argument("-o", "--output", metavar="DIR", required=True, help="output folder (anywhere; created if missing)")
     export.add_argument("--allow-any-path", action="store_true", help=argparse.SUPPRESS)  # before -o took any folder
     export.add_argument(
@@ -274,13 +119,13 @@ def _parser() -> argparse.ArgumentParser:
         "node of the lowered graphs (and of ONNX dispatchables' graphs) that "
         "ONNX Runtime's DirectML EP would not take. Exit status 1 on a mismatch or a refused node.",
     )
-    _common(check)
-    _ep(check, None, repeatable=True)
-    _json(check, "the engines, the targets their graphs were built for, a row per check")
-    _iterations(check, 1, "run each dispatch N times on each engine; a run whose outputs differ from the first's fails")
+    options.common(check)
+    options.ep(check, None, repeatable=True)
+    options.json_flag(check, "the engines, the targets their graphs were built for, a row per check")
+    options.iterations(check, 1, "run each dispatch N times on each engine; a run whose outputs differ from the first's fails")
     check.add_argument("--static", action="store_true", help="no execution: the static DirectML EP check")
-    _free_dims(check)
-    _session_options(check)
+    options.free_dims(check)
+    options.session_options(check)
 
     bench = sub.add_parser(
         "bench",
@@ -293,23 +138,23 @@ def _parser() -> argparse.ArgumentParser:
         "graph's node count, median and min ms, its speed as a ratio of the original's, and its largest difference "
         "from the original's outputs.",
     )
-    _common(bench, "MODEL.json|CAPTURE_DIR", "a DxDispatch JSON model, or a dml2onnx capture folder (with --original)")
-    _ep(
+    options.common(bench, "MODEL.json|CAPTURE_DIR", "a DxDispatch JSON model, or a dml2onnx capture folder (with --original)")
+    options.ep(
         bench,
         "auto",
         also="bench binds tensors on the device, which neither dml under Wine nor dml-api can: auto passes them by, "
         "and naming them is an error (time them with run -i N)",
     )
-    _iterations(bench, 100, "timed iterations, after warm-up")
+    options.iterations(bench, 100, "timed iterations, after warm-up")
     bench.add_argument(
         "--original",
         metavar="MODEL.onnx",
         help="with a capture folder: the model it was captured from, timed beside the capture lowered for portable "
         "and for the engine's own target (or --target), in one process, with the captured inputs",
     )
-    _json(bench, "the machine, versions and a row per dispatchable")
-    _free_dims(bench)
-    _session_options(bench)
+    options.json_flag(bench, "the machine, versions and a row per dispatchable")
+    options.free_dims(bench)
+    options.session_options(bench)
 
     inspect = sub.add_parser(
         "inspect",
@@ -318,15 +163,15 @@ def _parser() -> argparse.ArgumentParser:
         ".onnx file, and serve it in Netron on localhost, printing the address; --text prints a node table instead "
         "(node, op, inputs -> outputs with types and shapes, and what each node does for the desc).",
     )
-    _common(inspect, "MODEL.json|MODEL.onnx", "a DxDispatch JSON model or an ONNX file")
-    _graphs_for(inspect)
+    options.common(inspect, "MODEL.json|MODEL.onnx", "a DxDispatch JSON model or an ONNX file")
+    options.graphs_for(inspect)
     inspect.add_argument("--dispatchable", metavar="NAME", help="only this dispatchable (default: all, as one graph)")
     inspect.add_argument("--text", action="store_true", help="print a node table instead of serving Netron")
     inspect.add_argument("--port", type=int, default=8080, help="localhost port for Netron (default 8080; 0: any free)")
     inspect.add_argument("--no-browser", action="store_true", help="serve without opening a web browser")
     inspect.add_argument("--functions", action="store_true", help="each DML operator as one ONNX function node")
-    _json(inspect, "--text's node table (no Netron)")
-    _free_dims(inspect)
+    options.json_flag(inspect, "--text's node table (no Netron)")
+    options.free_dims(inspect)
 
     capture = sub.add_parser(
         "capture",
@@ -341,17 +186,38 @@ def _parser() -> argparse.ArgumentParser:
     )
     capture.add_argument("model", metavar="MODEL.onnx", help="an ONNX model file")
     capture.add_argument("-o", "--output", metavar="DIR", required=True, help="the capture folder (new, or empty)")
-    capture.add_argument(
-        "--input",
-        action="append",
-        default=[],
-        metavar="NAME=FILE.npy",
-        help="the value of a graph input (repeatable; the others are generated)",
-    )
-    capture.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
+    options.model_inputs(capture)
     capture.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-    _json(capture, "each partition, the nodes outside any, and the files written")
-    _free_dims(capture, "the model")
+    options.json_flag(capture, "each partition, the nodes outside any, and the files written")
+    options.free_dims(capture, "the model")
+
+    cmp = sub.add_parser(
+        "compare",
+        help="find the first DirectML node that differs from the numpy reference, and write a repro of each that does",
+        description="Run every DirectML operator of the model alone on DirectML (its API, or --ep) and on the CPU EP (its "
+        "lowering), each fed the numpy reference chain's inputs of that node, so errors do not compound, and each serialized "
+        "graph whole as DirectML compiles it, against the chain of references; print per node its type, the ONNX node it "
+        "came from (a capture), max abs/rel error, ULPs, the elements over the operator's tolerance, then the first node "
+        "over it; write for each such node a DxDispatch model folder that reproduces it alone (dml2onnx run --ep dml-api, "
+        "or DxDispatch on Windows). TARGET: a DxDispatch model, a capture folder, or an ONNX model (captured first, as "
+        "dml2onnx capture does: make dml-setup). Exit status 0 when nothing diverges, 1 when something does.",
+    )
+    options.common(
+        cmp, "TARGET", "a DxDispatch JSON model, a capture folder (dml2onnx capture), or an ONNX model (captured first)"
+    )
+    options.ep(cmp, runtime.DIRECTML, also="the engine compared with the reference; the CPU EP's lowering is compared too")
+    cmp.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="the folder for the repros (new, or empty; default compare-<target>, numbered past one that exists; made "
+        "only when a node diverges)",
+    )
+    cmp.add_argument("--atol", type=float, metavar="X", help="absolute tolerance of float outputs (default: each operator's)")
+    cmp.add_argument("--rtol", type=float, metavar="X", help="relative tolerance of float outputs (default: each operator's)")
+    options.model_inputs(cmp, "an ONNX TARGET: ")
+    options.json_flag(cmp, 'a "nodes" list, "graphs", and "first_divergence": {"node", "type", ...} or null')
+    options.free_dims(cmp)
 
     ops = sub.add_parser(
         "ops",
@@ -366,7 +232,7 @@ def _parser() -> argparse.ArgumentParser:
     ops.add_argument("name", nargs="?", metavar="NAME", help="one operator (short or full name)")
     ops.add_argument("--example", action="store_true", help="with NAME: print a DxDispatch model that runs it")
     ops.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr (ops prints none)")
-    _json(ops, "a list of operators, or NAME's facts as an object")
+    options.json_flag(ops, "a list of operators, or NAME's facts as an object")
     ops.add_argument("--markdown", action="store_true", help="print the README's overview: operators by feature level")
     ops.add_argument(
         "--feature-level",
@@ -421,9 +287,9 @@ def _check(args: argparse.Namespace) -> int:
             raise UsageError("--static checks the DirectML EP only: use --ep dml or no --ep")
         return 0 if check.static_dml(model, sys.stdout, args.opset, args.target or "portable") else 1
     eps = args.ep or runtime.engines()
-    graphs = [d for d in model.dispatchables.values() if isinstance(d, onnx_dispatchable.GraphDispatchable)]
-    if not args.ep and any(d.serialized is None for d in graphs):
-        eps = [ep for ep in eps if ep != runtime.DIRECTML]  # DirectML's API runs descs and its graphs, not ONNX graphs
+    is_onnx = [isinstance(d, onnx_dispatchable.GraphDispatchable) and d.serialized is None for d in model.dispatchables.values()]
+    if not args.ep and all(is_onnx):  # DirectML's API would run every graph on the DirectML EP: `dml` again
+        eps = [ep for ep in eps if ep != runtime.DIRECTML]
     eps = list(dict.fromkeys(runtime.resolve(ep) for ep in eps))  # auto: the best present, named
     _no_target_for_the_api(args, eps)
     log = None if args.quiet else sys.stderr
@@ -473,15 +339,9 @@ def _bench(args: argparse.Namespace) -> None:
 
 
 def _capture(args: argparse.Namespace) -> None:
-    given = {}
-    for item in args.input:
-        name, sep, path = item.partition("=")
-        if not sep or not name or not path:
-            raise UsageError(f"--input {item!r}: expected NAME=FILE.npy")
-        given[name] = Path(path)
     settings = onnx_dispatchable.command_line_settings(args.free_dim_name, args.free_dim_denotation)
     log = io.StringIO() if args.quiet else sys.stderr
-    captured = capture.capture(Path(args.model), Path(args.output), given, args.seed, settings, log)
+    captured = capture.capture(Path(args.model), Path(args.output), options.input_files(args.input), args.seed, settings, log)
     if args.json:
         print(json.dumps(capture_json(captured), indent=1))
         return
@@ -569,6 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "inspect": _inspect,
             "bench": _bench,
             "capture": _capture,
+            "compare": lambda args: compare.command(args, sys.stdout, io.StringIO() if args.quiet else sys.stderr),
             "ops": _ops,
         }
         with limits.bytes_limit(getattr(args, "max_bytes", limits.DEFAULT_MAX_BYTES)):

@@ -32,6 +32,7 @@ place in it (`nodes[2].DML_OPERATOR_GEMM.TransA`).
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -72,6 +73,7 @@ __all__ = [
     "parse",
     "reference",
     "to_onnx",
+    "walk",
 ]
 
 # dml::ir::NodeDesc and dml::ir::ConstantNodeDescDetail
@@ -324,7 +326,20 @@ def reference(graph: SerializedGraph, inputs: dict[str, np.ndarray]) -> dict[str
     """The graph's outputs by each operator's numpy reference (`--ep reference`), each edge's
     buffer modelled as bytes: `inputs` by graph input name, each `graph.inputs`' tensor; the
     outputs by graph output name, each `graph.outputs`' tensor."""
-    # executor.py runs the dispatchables, these among them: imported when used, not at import
+    values: dict[tuple[int, int], np.ndarray] = {}
+    for node, _, results in walk(graph, inputs):
+        for k, point in enumerate(node.node.outputs):
+            if point is not None:
+                values[(node.index, k)] = results[point]
+    return {e.name: values[(e.from_node, e.from_output)] for e in graph.output_edges}
+
+
+def walk(
+    graph: SerializedGraph, inputs: dict[str, np.ndarray]
+) -> Iterator[tuple[OperatorNode, dict[str, np.ndarray], dict[str, np.ndarray]]]:
+    """Each operator node in graph order with what the chain of numpy references feeds it (by
+    input bind point, each the node's own tensor) and what its reference gives (by output field):
+    `reference`'s steps, which `dml2onnx compare` feeds to DirectML node by node."""
     values: dict[tuple[int, int], np.ndarray] = {}
 
     def fetch(edge: InputEdge | IntermediateEdge, view: TensorDesc) -> np.ndarray:
@@ -347,4 +362,4 @@ def reference(graph: SerializedGraph, inputs: dict[str, np.ndarray]) -> dict[str
         for k, point in enumerate(node.node.outputs):
             if point is not None:
                 values[(node.index, k)] = results[point]
-    return {e.name: values[(e.from_node, e.from_output)] for e in graph.output_edges}
+        yield node, feeds, results

@@ -19,7 +19,7 @@ from support import run_cli, write_model
 
 MODELS = Path(__file__).resolve().parents[2] / "models"
 GEMM_ADD = str(MODELS / "gemm_add.json")
-COMMANDS = ("run", "export", "check", "inspect", "bench", "capture", "ops")
+COMMANDS = ("run", "export", "check", "inspect", "bench", "capture", "compare", "ops")
 
 
 @pytest.mark.parametrize("command", COMMANDS)
@@ -244,7 +244,7 @@ def test_the_readmes_first_screen_is_what_the_tool_prints() -> None:
     ("args", "message"),
     [
         (("ops", "CONVOLUTION", "--target", "cpu"), "dml2onnx ops: error: unrecognized arguments: --target cpu (--target is "
-         "an option of run, export, check, bench, inspect)"),
+         "an option of run, export, check, bench, inspect, compare)"),
         (("capture", "m.onnx", "-o", "d", "-i", "3"), "dml2onnx capture: error: unrecognized arguments: -i 3 (-i is an option "
          "of run, check, bench)"),
         (("run", GEMM_ADD, "--bogus"), "dml2onnx run: error: unrecognized arguments: --bogus\n"),
