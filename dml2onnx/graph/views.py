@@ -48,11 +48,15 @@ def _outer_reads(graph: onnx.GraphProto) -> set[str]:
 
 def fold(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model without the Identities and Reshapes that leave a value as it is (same shape), and
-    with each chain of Reshapes one Reshape, where the values in between are read by nothing else.
-    The model must carry its shapes (onnx.shape_inference.infer_shapes); it is changed in place."""
+    with each chain of Reshapes one Reshape, where the values in between are read by nothing else;
+    each LayerNormalization (and an Add that feeds only it) on its tensor without DirectML's trailing
+    dimensions of 1 (_squeeze_layer_norms). The model must carry its shapes
+    (onnx.shape_inference.infer_shapes); it is changed in place."""
     g = model.graph
     shapes = _static_shapes(g)
+    _squeeze_layer_norms(g, shapes)
     _drop_same_views(g, shapes)
+    _drop_broadcasts(g, shapes)
     _merge_reshape_chains(g, shapes)
     _drop_same_views(g, shapes)  # a merged chain may end where it began
     used = _uses(g)
@@ -84,8 +88,128 @@ def _drop_same_views(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -> 
                     rename.rename_outer(sub, alias)
 
 
+def _squeeze_layer_norms(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -> None:
+    """A LayerNormalization of a tensor whose last dimensions are 1 (DirectML's 4-D views: [1, 16,
+    64, 1]) runs on it without them, between two Reshapes, its Scale and Bias reshaped alike; so does
+    an Add of two such tensors that only it reads. The same elements in the same order, so the same
+    values; ONNX Runtime fuses Add + LayerNormalization into SkipLayerNormalization only on 3-D
+    tensors with the last axis normalized, which this leaves once the Reshape chains merge."""
+    outputs = {o.name for o in g.output}
+    uses = _uses(g)
+    made_by = {o: j for j, n in enumerate(g.node) for o in n.output}
+    rewritten: dict[int, list[onnx.NodeProto]] = {}  # a node's index -> the nodes in its place
+
+    def view(value: str, shape: tuple[int, ...], name: str) -> tuple[onnx.NodeProto, str]:
+        target = numpy_helper.from_array(np.array(shape, np.int64), f"{name} shape")
+        g.initializer.append(target)
+        shapes[name] = shape
+        return onnx.helper.make_node("Reshape", [value, target.name], [name], name=name), name
+
+    for i, n in enumerate(g.node):
+        if n.op_type != "LayerNormalization" or n.domain or len([o for o in n.output if o]) != 1:
+            continue
+        x, y = n.input[0], n.output[0]
+        shape = shapes.get(x)
+        if shape is None or y in outputs or shapes.get(y) != shape:
+            continue
+        rank = kept = len(shape)
+        while kept > 0 and shape[kept - 1] == 1:
+            kept -= 1
+        axis = next((a.i for a in n.attribute if a.name == "axis"), -1) % rank
+        params = [v for v in n.input[1:] if v]
+        if kept == rank or axis >= kept or any(v not in shapes for v in params):
+            continue
+        # Scale and Bias broadcast onto shape[axis:] from the right: their last rank - kept sizes are 1
+        aligned = [(1,) * (rank - axis - len(shapes[v])) + shapes[v] for v in params]
+        if any(a[kept - axis :] != (1,) * (rank - kept) for a in aligned):
+            continue
+        squeezed, tag = shape[:kept], f"{kept}-D"
+        nodes: list[onnx.NodeProto] = []
+        j = made_by.get(x)
+        add = g.node[j] if j is not None else None
+        if add is not None and add.op_type == "Add" and not add.domain and uses[x] == 1 and j not in rewritten:
+            if all(shapes.get(v) == shape for v in add.input):
+                parts = [view(v, squeezed, f"{x} (term {k}, {tag})") for k, v in enumerate(add.input)]
+                shapes[f"{x} ({tag})"] = squeezed
+                summed = onnx.helper.make_node("Add", [o for _, o in parts], [f"{x} ({tag})"], name=add.name)
+                rewritten[j] = [*(node for node, _ in parts), summed]
+                source = f"{x} ({tag})"
+            else:
+                add = None
+        else:
+            add = None
+        if add is None:
+            node, source = view(x, squeezed, f"{x} ({tag})")
+            nodes.append(node)
+        for v, a in zip(params, aligned, strict=True):  # ONNX Runtime folds these Reshapes of constants
+            node, _ = view(v, a[: kept - axis], f"{v} ({tag}, {len(nodes)})")
+            nodes.append(node)
+        new_params = [m.output[0] for m in nodes[-len(params) :]] if params else []
+        ln = onnx.NodeProto()
+        ln.CopyFrom(n)
+        ln.input[:] = [source, *new_params]
+        ln.output[:] = [f"{y} ({tag})"]
+        shapes[ln.output[0]] = squeezed
+        back = numpy_helper.from_array(np.array(shape, np.int64), f"{y} shape")
+        g.initializer.append(back)
+        rewritten[i] = [*nodes, ln, onnx.helper.make_node("Reshape", [ln.output[0], back.name], [y], name=f"{y} (back)")]
+    if rewritten:
+        nodes = [m for i, n in enumerate(g.node) for m in rewritten.get(i, [n])]
+        del g.node[:]
+        g.node.extend(_copy(n) for n in nodes)
+
+
+# ONNX ops that broadcast their inputs numpy's way, so an Expand before one of them changes nothing
+# where the op's result keeps its shape without it
+_BROADCASTING = frozenset(
+    ("Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal", "Greater", "Less")
+    + ("GreaterOrEqual", "LessOrEqual", "Where", "BitShift")
+)
+
+
+def _keeps_shape(m: onnx.NodeProto, shapes: dict[str, tuple[int, ...]], x: str, y: str) -> bool:
+    """Whether the broadcasting node `m` gives its result's shape when it reads `x` in place of `y`."""
+    if m.op_type not in _BROADCASTING or m.domain or m.output[0] not in shapes:
+        return False
+    ins = [shapes.get(x if v == y else v) for v in m.input]
+    if any(i is None for i in ins):
+        return False
+    try:
+        return tuple(np.broadcast_shapes(*ins)) == shapes[m.output[0]]
+    except ValueError:
+        return False
+
+
+def _drop_broadcasts(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -> None:
+    """An Expand (DirectML's broadcast view, a stride of 0, made a tensor) read only by operators
+    that broadcast themselves, each of whose results keeps its shape when it reads the Expand's input
+    instead: they read that input, and the Expand goes (a kernel and a copy of the broadcast tensor)."""
+    outputs = {o.name for o in g.output}
+    uses = _uses(g)
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for n in g.node:
+        for v in set(n.input):
+            readers.setdefault(v, []).append(n)
+    alias: dict[str, str] = {}
+    for n in g.node:
+        if n.op_type != "Expand" or n.domain or n.output[0] in outputs or n.input[0] not in shapes:
+            continue
+        x, y = n.input[0], n.output[0]
+        users = readers.get(y, [])
+        read = sum(list(m.input).count(y) for m in users)
+        if users and read == uses[y] and all(_keeps_shape(m, shapes, x, y) for m in users):  # no subgraph reads it
+            alias[y] = x
+    if alias:
+        kept = [_copy(n) for n in g.node if not (n.op_type == "Expand" and n.output[0] in alias)]
+        for n in kept:
+            n.input[:] = [alias.get(v, v) for v in n.input]
+        del g.node[:]
+        g.node.extend(kept)
+
+
 def _merge_reshape_chains(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -> None:
-    """Reshape(Reshape(v)) -> Reshape(v) to the outer shape, where the inner result has no other reader."""
+    """Reshape(Reshape(v)) -> Reshape(v) to the outer shape; the inner Reshape goes where its result
+    has no other reader."""
     outputs = {o.name for o in g.output}
     uses = _uses(g)
     producer: dict[str, int] = {}  # a Reshape's output -> its node's index
@@ -94,12 +218,13 @@ def _merge_reshape_chains(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]
         if n.op_type != "Reshape" or n.domain:
             continue
         x, y = n.input[0], n.output[0]
-        if x in producer and uses[x] == 1 and x not in outputs and y in shapes:
+        if x in producer and y in shapes:
             inner = producer[x]
             target = numpy_helper.from_array(np.array(shapes[y], np.int64), f"{y} (merged view)")
             g.initializer.append(target)
             n.input[:] = [g.node[inner].input[0], target.name]
-            dropped.add(inner)
+            if uses[x] == 1 and x not in outputs:  # else the inner view stays for its other readers
+                dropped.add(inner)
         producer[y] = i
     if dropped:
         kept = [_copy(n) for i, n in enumerate(g.node) if i not in dropped]

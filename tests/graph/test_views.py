@@ -3,6 +3,9 @@ every value read (by nodes, If branches and as graph outputs) keeping its conten
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -74,12 +77,98 @@ def test_views_fold_and_every_value_keeps_its_contents() -> None:
     onnx.checker.check_model(folded, full_check=True)
     ops = [n.name for n in folded.graph.node]
     # the chain to [3,4] and back is the value itself; the Identity before Relu goes; the output's stays;
-    # seen_flat is read twice, so its Reshape stays; the If branches read x itself now
+    # seen_flat is read twice, so its Reshape stays (z, like it, reads x itself); the If branches read x itself now
     assert ops == ["relu", "output_identity", "also_flat", "z", "w", "", "branch", "q"], ops
-    assert [i.name for i in folded.graph.initializer] == ["flat", "as_3x4", "q (merged view)"]  # the others unused
-    q = next(n for n in folded.graph.node if n.name == "q")
-    assert list(q.input) == ["x", "q (merged view)"]
+    kept = ["seen_flat (merged view)", "z (merged view)", "q (merged view)"]
+    assert [i.name for i in folded.graph.initializer] == kept, [i.name for i in folded.graph.initializer]  # the others unused
+    for name in ("q", "z"):
+        assert list(next(n for n in folded.graph.node if n.name == name).input) == ["x", f"{name} (merged view)"]
     for got, expected in zip(_run(folded, x), want, strict=True):
         np.testing.assert_array_equal(got, expected)
     branch = next(n for n in folded.graph.node if n.op_type == "If")
     assert [n.input[0] for a in branch.attribute for n in a.g.node] == ["x", "x"]
+
+
+def _residual_layer_norm() -> onnx.ModelProto:
+    """DirectML's residual + MVN as a captured BERT lowers it: two [1, 4, 8] values seen as [1, 4, 8, 1],
+    added, then LayerNormalization over [8, 1] with Scale and Bias reshaped to [8, 1]."""
+    rng = np.random.default_rng(3)
+    scale = numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "scale")
+    bias = numpy_helper.from_array(rng.standard_normal(8).astype(np.float32), "bias")
+    nodes = [
+        helper.make_node("Reshape", ["a", "as_4d"], ["a4"], name="a4"),
+        helper.make_node("Reshape", ["b", "as_4d"], ["b4"], name="b4"),
+        helper.make_node("Add", ["a4", "b4"], ["sum"], name="residual"),
+        helper.make_node("Reshape", ["scale", "as_8x1"], ["scale_8x1"], name="scale_8x1"),
+        helper.make_node("Reshape", ["bias", "as_8x1"], ["bias_8x1"], name="bias_8x1"),
+        helper.make_node("LayerNormalization", ["sum", "scale_8x1", "bias_8x1"], ["normed"], name="ln", axis=2, epsilon=1e-5),
+        helper.make_node("Reshape", ["normed", "as_3d"], ["y"], name="y"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 4, 8]) for n in ("a", "b")],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 8])],
+        [scale, bias, _shape("as_4d", [1, 4, 8, 1]), _shape("as_8x1", [8, 1]), _shape("as_3d", [1, 4, 8])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_a_layer_norm_loses_directmls_trailing_ones_so_onnx_runtime_fuses_the_residual_add() -> None:
+    model = _residual_layer_norm()
+    feeds = {n: np.random.default_rng(i).standard_normal((1, 4, 8)).astype(np.float32) for i, n in enumerate("ab")}
+    plain = ort.SessionOptions()
+    plain.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    want = ort.InferenceSession(model.SerializeToString(), plain, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    folded = views.fold(onnx.shape_inference.infer_shapes(model))
+    onnx.checker.check_model(folded, full_check=True)
+    inferred = onnx.shape_inference.infer_shapes(folded).graph.value_info
+    shapes = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in inferred}
+    ln = next(n for n in folded.graph.node if n.op_type == "LayerNormalization")
+    add = next(n for n in folded.graph.node if n.op_type == "Add")
+    assert list(add.input) == ["a", "b"] and ln.input[0] == add.output[0] and shapes[ln.input[0]] == [1, 4, 8]
+    assert list(ln.input[1:]) == ["scale", "bias"]  # [8, 1] and back to [8]: the initializers themselves
+    options = ort.SessionOptions()
+    options.optimized_model_filepath = str(Path(tempfile.mkdtemp()) / "optimized.onnx")
+    session = ort.InferenceSession(folded.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    unfused = ort.InferenceSession(folded.SerializeToString(), plain, providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(unfused.run(None, feeds)[0], want)  # the same nodes on other shapes
+    np.testing.assert_allclose(session.run(None, feeds)[0], want, rtol=1e-5, atol=1e-6)  # ONNX Runtime's own kernel
+    fused = [n.op_type for n in onnx.load(options.optimized_model_filepath).graph.node]
+    assert "SkipLayerNormalization" in fused and "Add" not in fused, fused
+
+
+def test_an_expand_before_an_operator_that_broadcasts_itself_goes() -> None:
+    """A mask [1, 1, 4] expanded to [2, 3, 4] and added to scores [2, 3, 4]: Add broadcasts it itself.
+    Kept: the Expand a Cast reads (Cast does not broadcast), and one whose Add's other input is as
+    small (without it the sum would be [1, 1, 4])."""
+    nodes = [
+        helper.make_node("Expand", ["mask", "full"], ["mask_full"], name="expand"),
+        helper.make_node("Add", ["scores", "mask_full"], ["y"], name="add"),
+        helper.make_node("Expand", ["mask", "full"], ["mask_cast_in"], name="expand_for_cast"),
+        helper.make_node("Cast", ["mask_cast_in"], ["c"], name="cast", to=TensorProto.DOUBLE),
+        helper.make_node("Expand", ["mask", "full"], ["mask_small_add"], name="expand_for_small"),
+        helper.make_node("Add", ["mask_small_add", "mask"], ["z"], name="small_add"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("scores", TensorProto.FLOAT, [2, 3, 4]),
+            helper.make_tensor_value_info("mask", TensorProto.FLOAT, [1, 1, 4]),
+        ],
+        [
+            helper.make_tensor_value_info(n, t, [2, 3, 4])
+            for n, t in (("y", TensorProto.FLOAT), ("c", TensorProto.DOUBLE), ("z", TensorProto.FLOAT))
+        ],
+        [_shape("full", [2, 3, 4])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    feeds = {"scores": np.arange(24, dtype=np.float32).reshape(2, 3, 4), "mask": np.array([[[0, -1e4, 0, -1e4]]], np.float32)}
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    folded = views.fold(onnx.shape_inference.infer_shapes(model))
+    assert [n.name for n in folded.graph.node] == ["add", "expand_for_cast", "cast", "expand_for_small", "small_add"]
+    assert list(folded.graph.node[0].input) == ["scores", "mask"]
+    got = ort.InferenceSession(folded.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)
