@@ -3,8 +3,9 @@ CUDA EP, beside their original models, on a GPU machine (../shared/GPU.md): the 
 the CUDA EP with CPU fallback disabled (every node on the GPU, or the session fails), the original
 on the CPU EP as the truth, and the original on the CUDA EP for scale.
 
-    python tools/gpu_corpus.py bundle        # on this machine: captures dml2onnx/cases/corpus.py's small
-                                              # networks into .gpucorpus/ (needs make dml-setup)
+    python tools/gpu_corpus.py bundle [DIR [MODEL.onnx ...]]   # on this machine: captures dml2onnx/cases/
+                                              # corpus.py's small networks (or the models given) into DIR
+                                              # (default .gpucorpus/; needs make dml-setup)
     python3 tools/gpu_corpus.py run .gpucorpus OUT.md   # on the GPU machine (onnxruntime-gpu)
     python3 tools/gpu_corpus.py bench .gpucorpus OUT     # there too: `dml2onnx bench CAPTURE --original`
                                                           # per network on the CUDA EP: OUT.json, OUT.md
@@ -26,7 +27,8 @@ import numpy as np
 LARGE = ("bvlc_alexnet", "densenet121", "inception_v1", "inception_v2", "resnet50", "vgg19", "zfnet512")
 
 
-def bundle(target: Path) -> None:
+def bundle(target: Path, models: list[Path] | None = None) -> None:
+    """Captures the corpus's small networks, or the given ONNX models (`models`), into `target`."""
     # here, not at the top: `run` works on the GPU machine, where dml2onnx is not installed
     from dml2onnx.cases import corpus
     from dml2onnx.commands import capture
@@ -34,8 +36,9 @@ def bundle(target: Path) -> None:
 
     shutil.rmtree(target, ignore_errors=True)
     work = target / ".work"
-    for name in (n for n in corpus.NAMES if n not in LARGE):
-        model = corpus.network(name, work / "models")
+    chosen = {m.stem: m for m in models} if models else {n: None for n in corpus.NAMES if n not in LARGE}
+    for name, given in chosen.items():
+        model = given or corpus.network(name, work / "models")
         got = capture.capture(model, work / name, {}, 0, SessionSettings(), io.StringIO())
         assert got.lowered is not None, name
         folder = target / name
@@ -146,8 +149,8 @@ def bench(source: Path, out: Path, iterations: int = 50, ep: str = "cuda") -> in
 
 
 if __name__ == "__main__":
-    if sys.argv[1] == "bundle":
-        bundle(Path(sys.argv[2] if len(sys.argv) > 2 else ".gpucorpus"))
+    if sys.argv[1] == "bundle":  # [DIR [MODEL.onnx ...]]
+        bundle(Path(sys.argv[2] if len(sys.argv) > 2 else ".gpucorpus"), [Path(m) for m in sys.argv[3:]])
     elif sys.argv[1] == "bench":  # [ITERATIONS [EP]]
         sys.exit(bench(Path(sys.argv[2]), Path(sys.argv[3]), *(int(a) if a.isdigit() else a for a in sys.argv[4:6])))
     else:

@@ -3,12 +3,18 @@ neither is a dependency of dml2onnx):
 
     python -m venv /tmp/torchenv && /tmp/torchenv/bin/pip install torch==2.13.0 transformers onnx onnxscript
     /tmp/torchenv/bin/python tools/make_networks.py dml2onnx/cases/corpus
+    /tmp/torchenv/bin/python tools/make_networks.py --larger DIR   # bench only, not committed: see below
 
 Each network is exported by PyTorch's TorchScript exporter (opset 17) with static shapes and
 weights from a fixed seed: the graphs ONNX Runtime's DirectML EP gets are then what real exports
 give it (attention masks, GroupNorm, Resize, LSTM/GRU, FLOAT16). The architectures the onnx wheel
 ships as onnx/backend/test/data/light/*.onnx get their weights at test time instead
 (dml2onnx/cases/corpus.py); the QDQ-quantized network is made there too, by ONNX Runtime's quantizer.
+
+`--larger` exports the same architectures at sizes where the GPU's work, not its kernel launches,
+takes the time (BERT and GPT-2 4 layers 256 wide at batch 8 x 128 tokens, the UNet block 64 channels at
+batch 4 x 32 x 32, the detection head at batch 8 x 256 x 256), for `tools/gpu_corpus.py bench`: tens of MB,
+so they are made where they are timed and not committed.
 """
 
 from __future__ import annotations
@@ -41,17 +47,17 @@ def export(model: nn.Module, args: tuple[torch.Tensor, ...], names: list[str], o
 class Encoder(nn.Module):
     """A BERT encoder (2 layers, 64 wide) with its padding mask."""
 
-    def __init__(self) -> None:
+    def __init__(self, layers: int = 2, width: int = 64, positions: int = 64) -> None:
         super().__init__()
         from transformers import BertConfig, BertModel
 
         config = BertConfig(
             vocab_size=100,
-            hidden_size=64,
-            num_hidden_layers=2,
+            hidden_size=width,
+            num_hidden_layers=layers,
             num_attention_heads=4,
-            intermediate_size=128,
-            max_position_embeddings=64,
+            intermediate_size=2 * width,
+            max_position_embeddings=positions,
             attn_implementation="eager",
         )
         self.bert = BertModel(config, add_pooling_layer=False)
@@ -63,11 +69,13 @@ class Encoder(nn.Module):
 class Decoder(nn.Module):
     """A GPT-2 decoder (2 layers, 64 wide): causal attention and a padding mask."""
 
-    def __init__(self) -> None:
+    def __init__(self, layers: int = 2, width: int = 64, positions: int = 64) -> None:
         super().__init__()
         from transformers import GPT2Config, GPT2Model
 
-        config = GPT2Config(vocab_size=100, n_embd=64, n_layer=2, n_head=4, n_positions=64, attn_implementation="eager")
+        config = GPT2Config(
+            vocab_size=100, n_embd=width, n_layer=layers, n_head=4, n_positions=positions, attn_implementation="eager"
+        )
         self.gpt2 = GPT2Model(config)
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -187,5 +195,22 @@ def main(folder: str) -> None:
     export(Encoder().half(), (ids, mask), ["input_ids", "attention_mask"], ["hidden"], out / "bert_encoder_fp16.onnx")
 
 
+def larger(folder: str) -> None:
+    out = Path(folder)
+    out.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(0)
+    ids = torch.randint(0, 100, (8, 128))
+    mask = torch.ones(8, 128, dtype=torch.int64)
+    mask[:, 100:] = 0
+    export(Encoder(4, 256, 128), (ids, mask), ["input_ids", "attention_mask"], ["hidden"], out / "bert_b8s128.onnx")
+    export(Decoder(4, 256, 128), (ids, mask), ["input_ids", "attention_mask"], ["hidden"], out / "gpt2_b8s128.onnx")
+    x, t = torch.randn(4, 64, 32, 32), torch.randn(4, 16)
+    export(UNetBlock(64), (x, t), ["sample", "time_embedding"], ["upsampled"], out / "unet_up_block_b4.onnx")
+    export(DetectionHead(), (torch.randn(8, 3, 256, 256),), ["image"], ["boxes"], out / "detection_head_b8.onnx")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "dml2onnx/cases/corpus")
+    if sys.argv[1:2] == ["--larger"]:
+        larger(sys.argv[2])
+    else:
+        main(sys.argv[1] if len(sys.argv) > 1 else "dml2onnx/cases/corpus")

@@ -21,8 +21,9 @@ The lowering ("flat"): each index in INT64, wrapped, its offset computed with th
 row-major strides (Mul, Add), offsets outside the input set to the last element (Less, Greater,
 Or, Where), then one ONNX Gather from the flat input: exact for every type (the CUDA EP's Gather
 takes every fixed-size type; values are moved, never computed). It is the `portable`, `cpu` and
-`cuda` targets' graph wherever "guarded" does not apply, and the `dml` target's wherever "native"
-does not.
+`cuda` targets' graph wherever neither "masked" (gather_masked.py: an embedding lookup's Gather,
+exact without a branch) nor "guarded" (the `cuda` target) applies, and the `dml` target's wherever
+"native" does not.
 
 The candidate "native", on the `dml` target only (DML_ONLY, taken there: DML_PREFERENCE): the ONNX
 node that the DirectML EP turns back into the operator itself (DmlOperatorGather.cpp,
@@ -97,13 +98,14 @@ from dml2onnx.core.schema import OperatorSchema
 from dml2onnx.graph import dml_ep
 from dml2onnx.graph.builder import GraphBuilder, onnx_type_name
 from dml2onnx.graph.targets import DML_NODE_DOC
-from dml2onnx.ops import common
+from dml2onnx.ops import common, gather_masked
 from dml2onnx.ops.family import Family
 
-CANDIDATES = ("flat", "guarded", "native")  # choices.py
+CANDIDATES = ("flat", "guarded", "native", "masked")  # choices.py; "masked": gather_masked.py
 CUDA_ONLY = ("guarded",)
 DML_ONLY = ("native",)
 DML_PREFERENCE = ("native",)
+CPU_PREFERENCE = ("masked",)
 # The ONNX node of each operator "native" emits on the `dml` target, the one the DirectML EP
 # turns back into the operator (DmlOperatorGather.cpp: GatherND -> GATHER_ND1; DmlOperatorScatter.cpp)
 DML_NATIVE = {
@@ -339,6 +341,8 @@ def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
     for the data type and the index type it is given (native_index_type)."""
     if candidate == "flat":
         return True
+    if candidate == "masked":
+        return gather_masked.applies(desc)
     if candidate == "native":
         op = DML_NATIVE[desc.schema.name]
         data = onnx_type_name(desc.tensor("InputTensor").data_type.onnx)
@@ -348,7 +352,10 @@ def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
 
 
 def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
-    """The native node behind its guard on the `cuda` target, where it applies."""
+    """ "masked" where it applies (every target); else the native node behind its guard on the
+    `cuda` target, where it applies; else "flat"."""
+    if "masked" in options:
+        return "masked"
     return "guarded" if target == "cuda" and "guarded" in options else "flat"
 
 
@@ -462,6 +469,8 @@ def _dml_native(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> 
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
+    if b.variant == "masked":
+        return gather_masked.lower(desc, b, inputs)
     if b.variant == "native":
         return _dml_native(desc, b, inputs)
     if b.variant == "guarded":
@@ -548,5 +557,6 @@ OPERATOR_FAMILY = Family(
     cuda_only=CUDA_ONLY,
     dml_only=DML_ONLY,
     dml_preference=DML_PREFERENCE,
+    cpu_preference=CPU_PREFERENCE,
     examples=examples,
 )

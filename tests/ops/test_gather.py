@@ -25,7 +25,7 @@ from dml2onnx.core.operator_table import OPERATORS
 from dml2onnx.graph.builder import DEFAULT_OPSET
 from dml2onnx.lowering import choices
 from dml2onnx.ops import gather, registry
-from support import make_desc, refusal, tensor
+from support import EP_PARAMS, make_desc, refusal, tensor
 
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 F32, U32 = "FLOAT32", "UINT32"
@@ -261,8 +261,8 @@ def guarded_model(op: str, fields: dict) -> onnx.ModelProto:
     """The `cuda` target's graph ("guarded"), with its If's condition as a second output."""
     d = parse_operator_desc(op, fields, ("desc",), ("type",))
     lowering.validate(d)
-    assert choices.choose(d, "cuda", DEFAULT_OPSET) == "guarded"
-    model = lowering.lower(d, "t", target="cuda")
+    assert "guarded" in choices.available(d, DEFAULT_OPSET, "cuda")
+    model = lowering.lower(d, "t", target="cuda", variant="guarded")
     (branch,) = [n for n in model.graph.node if n.op_type == "If"]
     model.graph.output.append(helper.make_tensor_value_info(branch.input[0], TensorProto.BOOL, []))
     return model
@@ -299,7 +299,7 @@ def test_guarded_only_on_the_cuda_target() -> None:
     assert [n.op_type for n in then.node] == ["Cast", "GatherElements"]
     assert "GatherElements" not in {n.op_type for n in otherwise.node} and "Gather" in {n.op_type for n in otherwise.node}
     # a dimension of 2**24 or more: FLOAT32 no longer tells dim - 1 from dim
-    for sizes, expected in (([2**24 - 1], ("flat", "guarded", "native")), ([2**24], ("flat", "native"))):
+    for sizes, expected in (([2**24 - 1], ("flat", "guarded", "native", "masked")), ([2**24], ("flat", "native", "masked"))):
         fields = {
             "InputTensor": tensor(F32, sizes),
             "IndicesTensor": tensor(U32, [1]),
@@ -312,6 +312,36 @@ def test_guarded_only_on_the_cuda_target() -> None:
     nd |= {"InputDimensionCount": 2, "IndicesDimensionCount": 2}
     assert choices.available(parse_operator_desc("GATHER_ND", nd, ("desc",), ("type",)), DEFAULT_OPSET) == ("flat", "native")
     assert choices.available(parse_operator_desc("GATHER_ND", nd, ("desc",), ("type",)), DEFAULT_OPSET, "cuda") == ("flat",)
+
+
+@pytest.mark.parametrize("ep", EP_PARAMS)
+@pytest.mark.parametrize("index_type", ["INT32", "INT64", "UINT32", "UINT64"])
+def test_masked_embedding_lookup_at_the_edges_of_the_range(index_type: str, ep: str) -> None:
+    """ "masked" (an embedding lookup: nothing before Axis), every target's where it applies: no If, no
+    reduction; each index in range reads its row, each one outside reads the input's last element in
+    every place of its row, as DirectML (and "flat") do; every edge of every index type, bit for bit."""
+    fields = {
+        "InputTensor": tensor(F32, [1, 5, 3]),
+        "IndicesTensor": tensor(index_type, [1, 1, 4]),
+        "OutputTensor": tensor(F32, [1, 4, 3]),
+        "Axis": 1,
+        "IndexDimensions": 1,
+    }
+    d = make_desc("GATHER", fields)
+    assert {choices.choose(d, t, DEFAULT_OPSET) for t in ("portable", "cpu", "cuda")} == {"masked"}
+    model = lowering.lower(d, "t", target="portable")
+    assert not {"If", "ReduceMax", "ReduceMin"} & {n.op_type for n in model.graph.node}
+    session = runtime.create(model, "t", ep)
+    x = np.arange(15, dtype=np.float32).reshape(1, 5, 3)
+    x.view(np.uint32)[0, 4, 2] = 0x7FC12345  # the last element, read by every index out of range: a NaN payload
+    x[0, 1, 1] = -0.0
+    dtype = np.dtype(index_type.lower())
+    for values, _ in EDGES[index_type]:
+        feeds = {"InputTensor": x, "IndicesTensor": np.array(values, dtype).reshape(1, 1, 4)}
+        got, want = session.run(feeds), registry.family("GATHER").reference(d, feeds)
+        assert got.tobytes() == want.tobytes(), values  # moved, never selected: -0.0 and the payload kept
+        outside = [k for k, v in enumerate(values) if not (-5 <= v < 5 if dtype.kind == "i" else v < 5)]
+        assert all(np.isnan(want[0, k]).all() for k in outside), values
 
 
 EDGES = {  # (indices, native branch taken) for a dimension of 5
@@ -375,7 +405,7 @@ def test_guard_next_to_its_limits(bound: int, float_type: dtypes.DataType) -> No
             "IndexDimensions": 1,
         }
         if dim >= gather.GUARD_TYPES[-1][0]:
-            assert choices.choose(make_desc("GATHER", fields), "cuda", DEFAULT_OPSET) == "flat"
+            assert "guarded" not in choices.available(make_desc("GATHER", fields), DEFAULT_OPSET, "cuda")
             continue
         if dim < bound:
             (cast,) = [n for n in guarded_model("GATHER", fields).graph.node if n.op_type == "Cast"]
