@@ -18,7 +18,7 @@ import onnx
 
 from dml2onnx import lowering
 from dml2onnx.backends import runtime
-from dml2onnx.commands import capture
+from dml2onnx.commands import capture, whole_model
 from dml2onnx.commands.bench import Bound
 from dml2onnx.core import files
 from dml2onnx.core.errors import Dml2OnnxError, RuntimeFailure, UsageError, one_line
@@ -77,7 +77,7 @@ def bench_capture(
     for t in wanted:
         log.write(f"dml2onnx bench: lowering the capture for target {t}...\n")
         try:
-            graphs.append((f"lowered, target {t}", capture.whole_model(chain, original, t)))
+            graphs.append((f"lowered, target {t}", whole_model.whole_model(chain, original, t)))
         except (Dml2OnnxError, *lowering.INVALID_GRAPH) as e:
             raise RuntimeFailure(f"the capture cannot be lowered for target {t}: {one_line(str(e))}") from None
     bound: list[tuple[str, onnx.ModelProto, Bound, dict[str, np.ndarray]]] = []

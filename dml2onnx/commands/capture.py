@@ -44,23 +44,23 @@ from typing import IO, Any
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper, numpy_helper
+from onnx import TensorProto, helper
 
 from dml2onnx import lowering
 from dml2onnx.backends import winhost
+from dml2onnx.commands.whole_model import constant_value, whole_model
 from dml2onnx.core import dtypes, files
 from dml2onnx.core.errors import Dml2OnnxError, ModelError, RuntimeFailure, UsageError, one_line
-from dml2onnx.formats import dxdispatch, serialized_graph
+from dml2onnx.formats import serialized_graph
 from dml2onnx.formats.flatbuf import root
 from dml2onnx.formats.onnx_dispatchable import GraphTensor, SessionSettings, interface, override_free_dimensions
-from dml2onnx.graph import rename, views
-from dml2onnx.run import compose
 
 SERIALIZE = "ep.dml.enable_graph_serialization"
 _NO_FALLBACK = "fallback to CPU EP has been explicitly disabled"
 # ONNX Runtime's VERBOSE node placement log (session_state.cc, VerifyEachNodeIsAssignedToAnEp)
 _PLACED_ON = re.compile(r"Node\(s\) placed on \[(\w+)\]")
 _PLACED_NODE = re.compile(r"VerifyEachNodeIsAssignedToAnEp\]\s{3}(\S+) \((.*)\)\s*$")
+_ALL_ON_CPU = "All nodes placed on [CPUExecutionProvider]"
 _SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -224,7 +224,10 @@ def _cpu_nodes_message(host: winhost.Host, model: Path, cwd: Path) -> str:
             ep = m.group(1)
         elif (m := _PLACED_NODE.search(line)) and ep == "CPUExecutionProvider":
             cpu.append(f"{m.group(2)} ({m.group(1)})")
-    listed = ", ".join(cpu[:8]) + (f" and {len(cpu) - 8} more" if len(cpu) > 8 else "") if cpu else "not named in its log"
+    if not cpu and any(_ALL_ON_CPU in line for line in lines):  # the log then names no node: all of them
+        graph = onnx.load(str(model)).graph
+        cpu = [f"{n.name or '(unnamed)'} ({n.op_type})" for n in graph.node]
+    listed = ", ".join(cpu[:8]) + (f" and {len(cpu) - 8} more" if len(cpu) > 8 else "") if cpu else "nodes not named in its log"
     return f"the DirectML EP does not run every node of {files.shown(model.name)}: ONNX Runtime gives {listed} to the CPU EP"
 
 
@@ -390,7 +393,11 @@ def _chain_json(
     outside: list[tuple[str, onnx.NodeProto]],
     inputs: dict[str, str],
     shapes: dict[str, onnx.ValueInfoProto],
+    results: dict[str, np.ndarray],
+    constants_files: dict[str, str],
 ) -> tuple[dict[str, Any], list[str]]:
+    """The chain: `results`, the DirectML EP's outputs (their shapes are the files' dimensions where
+    the model leaves one free); `constants_files`, the .npy of each output that is a constant."""
     units = [
         _Unit(p.name, {"type": "dmlSerializedGraph", "sourcePath": f"{stem}/{p.path.name}"}, p.inputs, p.outputs)
         for p in partitions
@@ -402,7 +409,7 @@ def _chain_json(
     ordered = _order(units, set(inputs))
     sizes = _resource_bytes(partitions, shapes)
     resources: dict[str, Any] = {}
-    for name, npy in inputs.items():
+    for name, npy in (*inputs.items(), *constants_files.items()):
         resources[name] = {"initialValues": {"sourcePath": npy}}
     for u in ordered:
         for v in (*u.reads, *u.writes):
@@ -419,7 +426,7 @@ def _chain_json(
     ]
     targets = file_names([o.name for o in model.graph.output])
     for o in model.graph.output:
-        dims = [d.dim_value for d in o.type.tensor_type.shape.dim]
+        dims = list(results[o.name].shape)
         commands.append({"type": "writeFile", "resource": o.name, "targetPath": f"{targets[o.name]}.npy", "dimensions": dims})
     obj = {"resources": resources, "dispatchables": {u.name: u.obj for u in ordered}, "commands": commands}
     return obj, [u.name for u in ordered]
@@ -457,26 +464,30 @@ def capture(
         say(f"running {model_path.name} on the DirectML EP (Wine) with graph serialization on")
         outputs = _run_serialized(model, stem, staging, feeds)
         partitions = read_partitions(staging / stem)
-        if not partitions:
-            raise RuntimeFailure(f"the DirectML EP wrote no partition for {model_path.name}")
+        if not partitions:  # every node may run alone (GridSample, Sum of three): outside nodes below
+            say("the DirectML EP wrote no partition: each node ran as a single DirectML operator")
         for p in partitions:
             state = f"{len(p.graph.nodes)} nodes" if p.graph else f"not read by dml2onnx: {p.problem}"
             say(f"{p.name}: {len(p.inputs)} inputs, {len(p.outputs)} outputs, {state}")
         written = {v for p in partitions for v in p.outputs}
         ins = set(feeds)
+        fixed = {o.name: v for o in model.graph.output if (v := constant_value(model, o.name)) is not None}
         loose = [v for p in partitions for v in p.inputs if v not in written and v not in ins]
-        loose += [o.name for o in model.graph.output if o.name not in written]
+        loose += [o.name for o in model.graph.output if o.name not in written and o.name not in ins and o.name not in fixed]
         outside: list[onnx.NodeProto] = []
         optimized = model
         if loose:
             say("some values come from nodes outside the partitions: reading ONNX Runtime's optimized graph")
             optimized = _optimized(stem, staging)
             outside = outside_nodes(optimized, partitions)
+            if not outside and not partitions:
+                raise RuntimeFailure(f"the DirectML EP wrote no partition for {model_path.name} and ran no node alone")
             for n in outside:
                 say(f"outside any partition: {n.name or '(unnamed)'} ({n.op_type}), run as a single DirectML operator")
         shapes = _value_infos(optimized)
         folder = staging / "capture"
         folder.mkdir()
+        (staging / stem).mkdir(exist_ok=True)  # no partition: the EP made no folder
         shutil.move(str(staging / stem), str(folder / stem))
         for p in partitions:
             p.path = folder / stem / p.path.name
@@ -489,6 +500,12 @@ def capture(
             np.save(folder / npys[name], value.astype(np.uint8) if value.dtype == np.bool_ else value, allow_pickle=False)
         for name, value in outputs.items():
             np.save(folder / "expected" / f"{output_files[name]}.npy", value, allow_pickle=False)
+        constant_files = {}
+        if fixed:  # outputs that are constants: the chain's resources start with their values
+            (folder / "constants").mkdir()
+            for name, stored in file_names(list(fixed)).items():
+                constant_files[name] = f"constants/{stored}.npy"
+                np.save(folder / constant_files[name], fixed[name], allow_pickle=False)
         kept = []
         if outside:
             (folder / "outside").mkdir()
@@ -498,7 +515,7 @@ def capture(
                 path = f"outside/{node_files[key]}.onnx"
                 onnx.save(_outside_model(n, optimized, shapes), str(folder / path))
                 kept.append((path, n))
-        obj, order = _chain_json(stem, optimized, partitions, kept, npys, shapes)
+        obj, order = _chain_json(stem, optimized, partitions, kept, npys, shapes, outputs, constant_files)
         model_json = folder / f"{stem}.json"
         model_json.write_text(json.dumps(obj, indent=1) + "\n")
         lowered = None
@@ -520,52 +537,6 @@ def capture(
         )
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-
-
-def whole_model(model_json: Path, original: onnx.ModelProto, target: str = "portable") -> onnx.ModelProto:
-    """The capture's DxDispatch model as one ONNX graph (export --single-graph: its resources are
-    flat buffers) behind the original model's inputs and outputs: each input reshaped (BOOL as
-    the UINT8 DirectML holds) into its buffer, each output's buffer back to its shape and type."""
-    chain = compose.single_graph(dxdispatch.load(model_json), original.graph.name or "model", target=target)
-    g = chain.graph
-    renames = {vi.name: f"{vi.name} (buffer)" for vi in (*g.input, *g.output)}
-    nodes = rename.renamed_nodes(g, renames)
-    adapters_in, adapters_out = [], []
-    shapes = {}
-    for vi in (*original.graph.input, *original.graph.output):
-        dims = [d.dim_value for d in vi.type.tensor_type.shape.dim]
-        shapes[vi.name] = numpy_helper.from_array(np.array(dims, np.int64), f"{vi.name} (shape)")
-    flat = numpy_helper.from_array(np.array([-1], np.int64), "(flat)")
-    constants = {t.name for t in original.graph.initializer}
-    for vi in original.graph.input:
-        if vi.name in constants:
-            continue
-        source = vi.name
-        if vi.type.tensor_type.elem_type == TensorProto.BOOL:
-            source = f"{vi.name} (uint8)"
-            adapters_in.append(helper.make_node("Cast", [vi.name], [source], name=source, to=TensorProto.UINT8))
-        adapters_in.append(helper.make_node("Reshape", [source, flat.name], [renames[vi.name]], name=renames[vi.name]))
-    for vi in original.graph.output:
-        shaped = vi.name if vi.type.tensor_type.elem_type != TensorProto.BOOL else f"{vi.name} (uint8)"
-        adapters_out.append(helper.make_node("Reshape", [renames[vi.name], shapes[vi.name].name], [shaped], name=shaped))
-        if shaped != vi.name:
-            adapters_out.append(helper.make_node("Cast", [shaped], [vi.name], name=vi.name, to=TensorProto.BOOL))
-    inputs = [vi for vi in original.graph.input if vi.name not in constants]
-    graph = helper.make_graph(
-        adapters_in + nodes + adapters_out,
-        g.name,
-        inputs,
-        list(original.graph.output),
-        [*g.initializer, flat, *(shapes[vi.name] for vi in original.graph.output)],
-        doc_string=f"{g.doc_string}, behind the original model's inputs and outputs",
-    )
-    whole = helper.make_model(graph, opset_imports=list(chain.opset_import), ir_version=chain.ir_version)
-    for prop in chain.metadata_props:
-        whole.metadata_props.add(key=prop.key, value=prop.value)
-    # the buffers' views between the partitions, and the adapters, fold away (graph/views.py)
-    whole = views.fold(onnx.shape_inference.infer_shapes(whole))
-    onnx.checker.check_model(whole)
-    return whole
 
 
 def _fill(empty: Path, folder: Path) -> None:

@@ -16,7 +16,7 @@ from onnx import TensorProto, helper
 
 from dml2onnx.backends import dmlapi, winhost
 from dml2onnx.cases import corpus as networks
-from dml2onnx.commands import capture
+from dml2onnx.commands import capture, whole_model
 from dml2onnx.formats import serialized_graph
 from support import run_cli
 
@@ -245,7 +245,7 @@ def test_corpus_network_captured_read_and_matched(name: str, tmp_path: Path) -> 
         _assert_matches(lowered[output], value, f"{name}: {output} of the whole lowered model on the CPU EP")
     for target in ("cpu", "cuda"):  # the graphs bench builds for those engines, run on the CPU EP
         path = tmp_path / f"{target}.onnx"
-        onnx.save(capture.whole_model(result.model_json, onnx.load(model), target), str(path))
+        onnx.save(whole_model.whole_model(result.model_json, onnx.load(model), target), str(path))
         got = _original(path, result.inputs)
         for output, value in want.items():
             _assert_matches(got[output], value, f"{name}: {output} of the model lowered for {target}")
