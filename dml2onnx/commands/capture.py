@@ -238,7 +238,11 @@ def _run_serialized(model: onnx.ModelProto, stem: str, staging: Path, feeds: dic
     source = staging / "source" / f"{stem}.onnx"
     source.parent.mkdir()
     source.write_bytes(model.SerializeToString())
-    sid = _session(host, source, staging, {SERIALIZE: "true"})
+    try:
+        sid = _session(host, source, staging, {SERIALIZE: "true"})
+    except RuntimeFailure as e:
+        _without_serialization(host, source, staging, e)
+        raise
     try:
         names = [o.name for o in model.graph.output]
         values = host.run(sid, feeds, names, f"{stem} on the DirectML EP")
@@ -247,6 +251,25 @@ def _run_serialized(model: onnx.ModelProto, stem: str, staging: Path, feeds: dic
     finally:
         host.free(sid)
     return dict(zip(names, values, strict=True))
+
+
+def _without_serialization(host: winhost.Host, source: Path, staging: Path, failure: RuntimeFailure) -> None:
+    """Where the session failed with graph serialization on, whether it runs without it: then the
+    EP's own round trip (it compiles the graph it read back from its file) is what fails, and the
+    message says so (ONNX Runtime 1.24 writes a TopK or a MaxPool whose second output nothing reads
+    with one output name for two tensors, and cannot read that back)."""
+    if "cannot run" not in str(failure):
+        return
+    scratch = staging / "unserialized"
+    scratch.mkdir(exist_ok=True)
+    try:
+        host.free(_session(host, source, scratch, {}))
+    except RuntimeFailure:
+        return
+    raise RuntimeFailure(
+        f"{failure}; without ep.dml.enable_graph_serialization the DirectML EP runs it: the graph it serialized is "
+        "what it cannot read back, so there is nothing to capture (an ONNX Runtime defect)"
+    ) from None
 
 
 def _optimized(stem: str, staging: Path) -> onnx.ModelProto:

@@ -137,3 +137,21 @@ def test_a_model_the_cpu_ep_takes_whole_names_its_nodes(tmp_path: Path) -> None:
     status, _, err = run_cli("capture", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "cap"))
     assert status == 1 and "ONNX Runtime gives upscale (Resize) to the CPU EP" in err, err
     assert not (tmp_path / "cap").exists()
+
+
+@live
+def test_a_graph_the_ep_cannot_read_back_is_told_apart_from_one_it_cannot_run(tmp_path: Path) -> None:
+    """TopK whose indices nothing reads: ONNX Runtime 1.24's DirectML EP serializes the node with two
+    output tensors and one name, then fails to read its own file back (DmlGraphFusionHelper.cpp,
+    E_INVALIDARG); without serialization it runs. The message says which."""
+    graph = helper.make_graph(
+        [helper.make_node("TopK", ["x", "k"], ["v", "unused"], axis=-1), helper.make_node("Relu", ["v"], ["y"])],
+        "g",
+        [helper.make_tensor_value_info("x", F, [1, 4, 6])],
+        [helper.make_tensor_value_info("y", F, [1, 4, 3])],
+        [TOPK_K],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(tmp_path / "m.onnx"))
+    status, _, err = run_cli("capture", str(tmp_path / "m.onnx"), "-o", str(tmp_path / "cap"))
+    assert status == 1 and "without ep.dml.enable_graph_serialization the DirectML EP runs it" in err, err
+    assert err.count("dml2onnx: error:") == 1 and not (tmp_path / "cap").exists()
