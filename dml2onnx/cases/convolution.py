@@ -2,7 +2,8 @@
 page's newest tensor support table, 1-D (3-D tensors), 2-D and 3-D convolutions, both Modes and
 Directions, strides, dilations, asymmetric StartPadding/EndPadding (padding wider than the filter
 included), OutputPadding (zeros after the computed elements), GroupCount 1, 2 and depthwise, Bias present or absent, fused
-activations, a batch of 2, and long accumulations (C/G * kernel volume up to 288).
+activations, a batch of 2, long accumulations (C/G * kernel volume up to 288), and OutputTensor
+spatial sizes larger and smaller than the formula's (DirectML computes them: ops/convolution.py).
 
 Values are multiples of 1/8 in [-1, 1] (FLOAT16 and FLOAT32 hold them exactly, and every product
 and partial sum of a FLOAT32 accumulation is exact), so FLOAT32 results are exact on any EP that
@@ -42,6 +43,9 @@ GEOMETRIES: dict[int, list[Geometry]] = {
     ],
 }
 
+# added to the formula's OutputTensor spatial sizes: larger on every axis, smaller on one and larger on another
+RESIZES = {1: [(1,), (-1,), (4,)], 2: [(1, 1), (-1, 3), (2, -1)], 3: [(1, 1, 1), (-1, 3, 0), (2, 0, -1)]}
+
 
 def _values(rng: np.random.Generator, shape: tuple[int, ...], dtype: dtypes.DataType) -> np.ndarray:
     return (rng.integers(-8, 9, size=shape) / 8).astype(dtype.numpy)
@@ -64,8 +68,10 @@ def case(
     activation: str | None = None,
     batch: int = 1,
     special: bool = False,
+    resize: tuple[int, ...] | None = None,
 ) -> Case:
-    """`channels`: (input channels C, output channels M, GroupCount)."""
+    """`channels`: (input channels C, output channels M, GroupCount); `resize`: added to the
+    formula's OutputTensor spatial sizes."""
     name, spatial, kernel, strides, dilations, start, end, out_pad = geometry
     backward = direction == "BACKWARD"
     c, m, groups = channels
@@ -73,6 +79,8 @@ def case(
     out_spatial = tuple(
         _window(*args, backward) for args in zip(spatial, kernel, strides, dilations, start, end, out_pad, strict=True)
     )
+    if resize is not None:
+        out_spatial = tuple(o + r for o, r in zip(out_spatial, resize, strict=True))
     x_sizes, y_sizes = (batch, c, *spatial), (batch, m, *out_spatial)
     dims = len(spatial)
     fields: dict[str, Any] = {
@@ -101,6 +109,8 @@ def case(
         fields["FusedActivation"] = {"Type": activation, **ACTIVATIONS[activation]}
     parts = [OP, str(dtype), f"{dims}d", name, direction.lower(), mode.lower(), "C{}-M{}-G{}".format(*channels)]
     parts += ["bias" if bias else "nobias", activation or "none", f"N{batch}"] + (["special"] if special else [])
+    if resize is not None:
+        parts.append("resized" + "".join(f"{r:+d}" for r in resize))
     return Case("-".join(parts), OP, fields, inputs)
 
 
@@ -125,3 +135,16 @@ def cases() -> Iterator[Case]:
             yield case(rng, dtype, same, direction, "CROSS_CORRELATION", (32, 4, 1), bias=True)
             yield case(rng, dtype, same, direction, "CONVOLUTION", (64, 8, 2), bias=False)
         yield case(rng, dtype, GEOMETRIES[2][0], "FORWARD", "CROSS_CORRELATION", (2, 3, 1), bias=False, special=True)
+        # OutputTensor sizes other than the formula's (the DirectML EP's ConvTranspose with
+        # output_padding or output_shape): DirectML computes each element by the sums, the Bias
+        # alone past the transposed result; smaller sizes are the start (ops/convolution.py)
+        for geometries in GEOMETRIES.values():
+            for geometry in geometries[:2]:
+                dims = len(geometry[1])
+                for direction, mode, bias, activation in (
+                    ("FORWARD", "CONVOLUTION", True, "ACTIVATION_LINEAR"),
+                    ("BACKWARD", "CONVOLUTION", True, "ACTIVATION_LINEAR"),
+                    ("BACKWARD", "CROSS_CORRELATION", False, None),
+                ):
+                    for resize in RESIZES[dims]:
+                        yield case(rng, dtype, geometry, direction, mode, (2, 4, 2), bias, activation, resize=resize)

@@ -18,22 +18,38 @@ What the page leaves open, as DirectML's own API computed it (README: CONVOLUTIO
 - OutputPadding, in both Directions, appends that many elements at the end of each spatial axis,
   written as 0 (no Bias, no contribution; ONNX ConvTranspose's output_padding computes them), and
   the fused activation then sees those zeros (Linear with Beta 7 gives 7 there). OutputTensor's
-  spatial sizes are the computed sizes plus OutputPadding (OutputPadding may exceed the stride).
+  spatial sizes are the computed sizes plus OutputPadding (OutputPadding may exceed the stride),
+  or others (below).
 - FLOAT16 is accumulated in FLOAT32 and rounded once (1024 + 63 ones is 1087), with or without
   DML_EXECUTION_FLAG_ALLOW_HALF_PRECISION_COMPUTATION.
 - GroupCount in BACKWARD: FilterTensor {C, M/G, k...}, group g's input channels feed output
   channels g*M/G .. (g + 1)*M/G - 1, as ONNX ConvTranspose's weight.
 - StartPadding/EndPadding in BACKWARD crop the full transposed result at its start and end.
+- OutputTensor's spatial sizes need not be the computed sizes above plus OutputPadding (ONNX
+  Runtime's DirectML EP writes ConvTranspose's output_padding and output_shape as a larger
+  OutputTensor with OutputPadding 0). DirectML's API (dml_exec under Wine; input 1, 2, 3...,
+  filter 1, 10, 100..., Bias 1000: tests/ops/test_convolution_output_sizes.py) computes any size
+  larger than OutputPadding, larger or smaller than the formula's, in both Directions, 1-D to 3-D:
+  the last OutputPadding elements of each axis are 0, the others by the sums above (FORWARD:
+  element o sums x[o*Stride + p*Dilation - StartPadding], x being 0 outside the input; BACKWARD:
+  element o is the full transposed result's element StartPadding + o, past its end (length
+  (in - 1)*Stride + (k - 1)*Dilation + 1) only the Bias), then the fused activation. EndPadding
+  changes no value (it only enters the formula), a filter longer than the padded input and a
+  StartPadding past the whole transposed result included (3 transposed by Stride 2, 7 long,
+  StartPadding 7: Bias, Bias). A size of OutputPadding or less: E_INVALIDARG (dml2onnx refuses it).
 - DirectML validates less than dml2onnx (each pinned in tests/ops/test_convolution.py): it accepts
-  any OutputTensor spatial size (each element by the sums above, x being 0 outside the input:
-  elements past the computed sizes get the Bias and what still reaches them), Strides or
-  Dilations of 0, and a DimensionCount other than the rank minus 2; dml2onnx refuses these.
-  It refuses (E_INVALIDARG) what dml2onnx refuses on channels, groups, batch and Bias sizes.
+  Strides or Dilations of 0, and a DimensionCount other than the rank minus 2; dml2onnx refuses
+  these. It refuses (E_INVALIDARG) what dml2onnx refuses on channels, groups, batch and Bias sizes.
 
-Lowering: ONNX Conv (FORWARD) or ConvTranspose (BACKWARD, without output_padding) with pads,
-strides, dilations and group (ConvTranspose's pads symmetric, the rest cropped by a Slice, where the
-CUDA EP must run it: it gives asymmetric ones to the CPU EP), Bias as their B input (reshaped to {M}), the filter reversed by a
-Slice of step -1 for Mode CONVOLUTION, and a Pad of zeros for OutputPadding. The DirectML EP
+Lowering: ONNX Conv (FORWARD) or ConvTranspose (BACKWARD) with pads, strides, dilations and group
+(ConvTranspose's pads symmetric, the rest cropped by a Slice, where the CUDA EP must run it: it
+gives asymmetric ones to the CPU EP), Bias as their B input (reshaped to {M}), the filter reversed
+by a Slice of step -1 for Mode CONVOLUTION, and a Pad of zeros for OutputPadding. Other
+OutputTensor sizes: FORWARD, Conv's end pad reaching the last element's window (or a Slice of the
+start of Conv's output); BACKWARD, ConvTranspose's end pad cropping it, or past the full result
+its output_padding (ONNX Runtime takes it below the stride) and the rest appended, the Bias
+Expanded (0 without Bias) and Concatenated; the Bias alone where StartPadding passes the whole
+result. The DirectML EP
 maps Conv and ConvTranspose straight back onto DML_OPERATOR_CONVOLUTION (DmlOperatorConvolution.cpp:
 Conv is CROSS_CORRELATION FORWARD, ConvTranspose CROSS_CORRELATION BACKWARD with the filter as it
 is, the pads as StartPadding and EndPadding, OutputPadding zeroed): on the `dml` target they carry
@@ -138,7 +154,7 @@ def validate(desc: OperatorDesc) -> None:
             if name in ("Strides", "Dilations") and v < 1:
                 raise ModelError(desc.at(name, i), f"{name} must be at least 1, not {v}")
     _check_channels(desc)
-    _check_output(desc)
+    _check_output_padding(desc)
     if desc["FusedActivation"] is not None:
         activations.validate(desc["FusedActivation"])
 
@@ -170,7 +186,21 @@ def _check_channels(desc: OperatorDesc) -> None:
                 raise ModelError(desc.at("BiasTensor", "Sizes", i), f"must be {want_b} (BiasTensor is {{1, M, 1...}}), not {s}")
 
 
+def _check_output_padding(desc: OperatorDesc) -> None:
+    """DirectML takes any OutputTensor spatial size that leaves at least one computed element
+    before the OutputPadding zeros; a size of OutputPadding or less fails (E_INVALIDARG)."""
+    y = desc.tensor("OutputTensor")
+    for i, (got, extra) in enumerate(zip(y.sizes[2:], desc["OutputPadding"], strict=True)):
+        if got <= extra:
+            raise ModelError(
+                desc.at("OutputTensor", "Sizes", i + 2),
+                f"must exceed OutputPadding[{i}] ({extra}): a computed element before the OutputPadding zeros, not {got}",
+            )
+
+
 def _check_output(desc: OperatorDesc) -> None:
+    """The page's output size rule, exactly: CONVOLUTION_INTEGER's (convolution_integer_reference.py);
+    DML_OPERATOR_CONVOLUTION itself takes other sizes (_check_output_padding)."""
     y = desc.tensor("OutputTensor")
     for i, (want, got) in enumerate(zip(output_sizes(desc), y.sizes[2:], strict=True)):
         if want < 1:
@@ -217,45 +247,19 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
             "the filter reversed along its spatial axes: Mode CONVOLUTION",
         )
     args = [x, w]
+    channels = desc.tensor("OutputTensor").sizes[1]
+    bias = None
     if desc.optional_tensor("BiasTensor") is not None:
-        channels = desc.tensor("OutputTensor").sizes[1]
-        args.append(b.reshape(value("BiasTensor"), [channels], "bias_vector", "BiasTensor {1, M, 1...} as B {M}"))
+        bias = b.reshape(value("BiasTensor"), [channels], "bias_vector", "BiasTensor {1, M, 1...} as B {M}")
+        args.append(bias)
     attrs = {
         "strides": list(desc["Strides"]),
         "dilations": list(desc["Dilations"]),
-        "pads": list(desc["StartPadding"]) + list(desc["EndPadding"]),
         "group": desc["GroupCount"],
         "kernel_shape": list(kernel_sizes(desc)),
     }
-    # the dml target: the node DmlOperatorConvolution.cpp turns back into this operator
-    # (CROSS_CORRELATION, the given Direction), marked as such
-    dml = b.target.dml_nodes
-    if backward(desc):
-        start, end = list(desc["StartPadding"]), list(desc["EndPadding"])
-        # The CUDA EP leaves a ConvTranspose with asymmetric pads to the CPU EP (cuDNN pads both
-        # ends alike): elsewhere than on the dml target, pad both ends by the smaller of the two
-        # and crop the rest with a Slice
-        crop = not dml and start != end
-        if crop:
-            attrs["pads"] = [min(s, e) for s, e in zip(start, end, strict=True)] * 2
-        doc = DML_NODE_DOC if dml else "DirectML's BACKWARD convolution (transposed)"
-        y = b.node("ConvTranspose", args, "conv_transpose", doc, **attrs)
-        if crop:
-            first = [s - min(s, e) for s, e in zip(start, end, strict=True)]
-            sizes = computed_sizes(desc)[2:]
-            y = b.node(
-                "Slice",
-                [
-                    y,
-                    b.i64(first, "crop_starts"),
-                    b.i64([f + n for f, n in zip(first, sizes, strict=True)], "crop_ends"),
-                    b.i64(list(range(2, 2 + dims)), "crop_axes"),
-                ],
-                "crop",
-                "the rest of the asymmetric StartPadding/EndPadding: cropped",
-            )
-    else:
-        y = b.node("Conv", args, "conv", DML_NODE_DOC if dml else "DirectML's FORWARD convolution", **attrs)
+    dtype = np.dtype(np.float32) if widen else desc.tensor("InputTensor").data_type.numpy
+    y = _lower_backward(desc, b, args, attrs, bias, dtype) if backward(desc) else _lower_forward(desc, b, args, attrs)
     extra = list(desc["OutputPadding"])
     if any(extra):  # zeros after the computed elements (not ConvTranspose's output_padding, which computes them)
         rank = desc.tensor("OutputTensor").rank
@@ -275,12 +279,118 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     return y
 
 
+def _forward_end_padding(desc: OperatorDesc) -> tuple[list[int], bool]:
+    """Conv's end pads giving the computed sizes (EndPadding changes no value in DirectML: x is 0
+    outside the input): EndPadding where the page's formula gives them, else the pad reaching the
+    last computed element; and whether a Slice must cut Conv's output (computed sizes below even
+    EndPadding 0's)."""
+    ends, cut = [], False
+    x, ks, out = desc.tensor("InputTensor").sizes[2:], kernel_sizes(desc), computed_sizes(desc)[2:]
+    for i, (n, k, o) in enumerate(zip(x, ks, out, strict=True)):
+        s, d, start, end = desc["Strides"][i], desc["Dilations"][i], desc["StartPadding"][i], desc["EndPadding"][i]
+        window = (k - 1) * d + 1
+        if n + start + end >= window and (n + start + end - window) // s + 1 == o:
+            ends.append(end)
+            continue
+        need = (o - 1) * s + window - n - start  # the last computed element's window ends there
+        ends.append(max(need, 0))
+        cut |= need < 0
+    return ends, cut
+
+
+def _lower_forward(desc: OperatorDesc, b: GraphBuilder, args: list[str], attrs: dict[str, object]) -> str:
+    """Conv from StartPadding to the last computed element (_forward_end_padding)."""
+    ends, cut = _forward_end_padding(desc)
+    attrs = attrs | {"pads": list(desc["StartPadding"]) + ends}
+    y = b.node("Conv", args, "conv", DML_NODE_DOC if b.target.dml_nodes else "DirectML's FORWARD convolution", **attrs)
+    if cut:
+        sizes = computed_sizes(desc)[2:]
+        dims = len(sizes)
+        y = b.slice(
+            y, range(2, 2 + dims), [0] * dims, sizes, "cut", "OutputTensor smaller than Conv's output: its first elements"
+        )
+    return y
+
+
+def transposed_axes(desc: OperatorDesc) -> list[tuple[int, int, int, int]] | None:
+    """BACKWARD, per spatial axis: ConvTranspose's (start pad, end pad, output_padding) and the
+    Bias-only elements appended after it, together the elements [StartPadding, StartPadding +
+    computed size) of the full transposed result (length (in - 1)*Stride + (k - 1)*Dilation + 1)
+    continued by elements that nothing reaches (the Bias alone, as DirectML computes them). ONNX
+    Runtime takes output_padding below the stride only (its ConvTranspose checks the output's size
+    against the input's): the rest is appended. None where StartPadding passes the full result on
+    some axis: every element is the Bias alone."""
+    out = []
+    x, ks, sizes = desc.tensor("InputTensor").sizes[2:], kernel_sizes(desc), computed_sizes(desc)[2:]
+    for i, (n, k, o) in enumerate(zip(x, ks, sizes, strict=True)):
+        s, d, start = desc["Strides"][i], desc["Dilations"][i], desc["StartPadding"][i]
+        full = (n - 1) * s + (k - 1) * d + 1
+        if start >= full:
+            return None
+        if start + o <= full:
+            out.append((start, full - start - o, 0, 0))
+        else:
+            beyond = start + o - full
+            extra = min(beyond, s - 1)
+            out.append((start, 0, extra, beyond - extra))
+    return out
+
+
+def _bias_block(b: GraphBuilder, bias: str | None, shape: list[int], dtype: np.dtype, step: str) -> str:
+    """Elements that no input reaches: the Bias (or 0) broadcast to `shape`."""
+    if bias is None:
+        return b.filled(shape, 0, dtype, step, "elements nothing reaches, without Bias: 0")
+    full = b.reshape(bias, [shape[1]] + [1] * (len(shape) - 2), f"{step}_bias", "the Bias per channel")
+    return b.node("Expand", [full, b.i64(shape, f"{step}_shape")], step, "elements nothing reaches: the Bias alone")
+
+
+def _lower_backward(
+    desc: OperatorDesc, b: GraphBuilder, args: list[str], attrs: dict[str, object], bias: str | None, dtype: np.dtype
+) -> str:
+    """ConvTranspose giving the computed elements (transposed_axes), then the Bias-only ones past
+    the full result; `dtype` is the computation's (FLOAT32 for the `float32` candidate)."""
+    y_sizes = list(computed_sizes(desc))
+    axes = transposed_axes(desc)
+    if axes is None:  # StartPadding past the whole transposed result: the Bias alone everywhere
+        return _bias_block(b, bias, y_sizes, dtype, "bias_only")
+    dims = len(axes)
+    start, end = [a[0] for a in axes], [a[1] for a in axes]
+    attrs = attrs | {"pads": start + end}
+    if any(a[2] for a in axes):
+        attrs["output_padding"] = [a[2] for a in axes]
+    # the dml target: the node DmlOperatorConvolution.cpp turns back into this operator
+    # (CROSS_CORRELATION BACKWARD, output_padding as a larger OutputTensor with OutputPadding 0)
+    dml = b.target.dml_nodes
+    # The CUDA EP leaves a ConvTranspose with asymmetric pads to the CPU EP (cuDNN pads both ends
+    # alike): elsewhere than on the dml target, pad both ends by the smaller of the two and crop
+    # the rest with a Slice
+    crop = not dml and start != end
+    if crop:
+        attrs["pads"] = [min(s, e) for s, e in zip(start, end, strict=True)] * 2
+    doc = DML_NODE_DOC if dml else "DirectML's BACKWARD convolution (transposed)"
+    y = b.node("ConvTranspose", args, "conv_transpose", doc, **attrs)
+    sizes = [o - a[3] for o, a in zip(y_sizes[2:], axes, strict=True)]  # ConvTranspose's part
+    if crop:
+        first = [s - min(s, e) for s, e in zip(start, end, strict=True)]
+        ends = [f + n for f, n in zip(first, sizes, strict=True)]
+        y = b.slice(y, range(2, 2 + dims), first, ends, "crop", "the rest of the asymmetric StartPadding/EndPadding: cropped")
+    shape = y_sizes[:2] + sizes
+    for i, (*_, appended) in enumerate(axes):
+        if appended:
+            block = _bias_block(b, bias, shape[: 2 + i] + [appended] + shape[3 + i :], dtype, f"beyond_{i}")
+            y = b.node("Concat", [y, block], f"append_{i}", "OutputTensor past the transposed result: the Bias alone", axis=2 + i)
+            shape[2 + i] += appended
+    return y
+
+
 # -- reference ------------------------------------------------------------------------------------
 
 
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     """Direct sums over the kernel positions in FLOAT64 (exact for the tests' inputs), rounded
-    once to the output's type."""
+    once to the output's type, at every OutputTensor position as DirectML computes it (the module
+    docstring): BACKWARD's result zero-extended past its end, FORWARD's input zero-padded as far as
+    the last element's window reaches."""
     x = inputs["InputTensor"].astype(np.float64)
     w = inputs["FilterTensor"].astype(np.float64)
     dims, groups = spatial(desc), desc["GroupCount"]
@@ -290,7 +400,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     n, c = x.shape[:2]
     m = out_sizes[1]
     strides, dilations = desc["Strides"], desc["Dilations"]
-    start, end = desc["StartPadding"], desc["EndPadding"]
+    start = desc["StartPadding"]
     ks = kernel_sizes(desc)
     xg = x.reshape(n, groups, c // groups, *x.shape[2:])
     if backward(desc):
@@ -308,9 +418,12 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
         crop = tuple(slice(st, st + o) for st, o in zip(start, out_sizes[2:], strict=True))
         y = acc[(slice(None),) * 3 + crop]
     else:
-        # w {M, C/G, k...} -> {G, M/G, C/G, k...}; x zero-padded by StartPadding/EndPadding
+        # w {M, C/G, k...} -> {G, M/G, C/G, k...}; x zero-padded by StartPadding at the start and
+        # at the end as far as the last output element's window reaches (EndPadding changes nothing)
         wg = w.reshape(groups, m // groups, c // groups, *ks)
-        pad = [(0, 0)] * 3 + [(st, en) for st, en in zip(start, end, strict=True)]
+        reach = zip(out_sizes[2:], strides, ks, dilations, x.shape[2:], start, strict=True)
+        ends = [max((o - 1) * s + (k - 1) * d + 1 - i - st, 0) for o, s, k, d, i, st in reach]
+        pad = [(0, 0)] * 3 + [(st, en) for st, en in zip(start, ends, strict=True)]
         xp = np.pad(xg, pad)
         y = np.zeros((n, groups, m // groups, *out_sizes[2:]))
         for p in itertools.product(*(range(k) for k in ks)):
