@@ -32,7 +32,7 @@ KNOWN_DISAGREEMENTS = (
     # DirectML's INT64 emulation (Int64ShaderOps hidden under vkd3d) reads UINT64 as INT64
     (r"^CAST-UINT64-FLOAT(32|16)-", "UINT64 beyond 2**63 converted as INT64"),
     (r"^ELEMENT_WISE_CLIP_GRAD1?-INT64-", "INT64 order: low halves compared as signed"),
-    (r"^MAX_POOLING1?-INT64-", "INT64 order: low halves compared as signed"),
+    (r"^MAX_POOLING[12]?-INT64-", "INT64 order: low halves compared as signed"),
     (r"^ACTIVATION_PARAMETERIZED_RELU-FLOAT16-", "FLOAT16 overflow saturates"),
     # x * sigmoid(0 * x): NaN for |x| = 3e38 (2e38 gives x / 2): an intermediate overflows; IEEE gives x / 2
     (r"^ACTIVATION_SWISH-FLOAT32-edges-p2", "SWISH with SigmoidInputScale 0 of huge x"),

@@ -337,13 +337,6 @@ CASES: list[tuple[str, str, Mutation, str, str]] = [
         f"{D}.ValuesTensor.Sizes",
         "at least 2 elements",
     ),
-    (
-        "one-hot-ranks",
-        "one_hot",
-        setitem(tensor_of("ValuesTensor"), "Sizes", [2]),
-        f"{D}.ValuesTensor.Sizes",
-        "same DimensionCount",
-    ),
     # resources, bindings and commands
     (
         "unknown-resource",

@@ -72,11 +72,18 @@ def one_hot_cases() -> Iterator[Case]:
             pool += [-1, -depth, -depth - 1, int(info.min)]
         return np.array(rng.choice(np.array(pool, dtype=object), size=shape), dtype=object).astype(t.numpy)
 
-    def case(index_type: dtypes.DataType, value_type: dtypes.DataType, shape: tuple[int, ...], axis: int) -> Case:
+    def case(
+        index_type: dtypes.DataType,
+        value_type: dtypes.DataType,
+        shape: tuple[int, ...],
+        axis: int,
+        values_sizes: list[int] | None = None,
+    ) -> Case:
         index_shape = [1 if i == axis else s for i, s in enumerate(shape)]
-        values_shape = [1] * (len(shape) - 1) + [3]
+        values_shape = values_sizes or [1] * (len(shape) - 1) + [3]
+        extra = f"-values{'x'.join(map(str, values_sizes))}" if values_sizes else ""
         return Case(
-            f"ONE_HOT-{index_type}-{value_type}-{'x'.join(map(str, shape))}-axis{axis}",
+            f"ONE_HOT-{index_type}-{value_type}-{'x'.join(map(str, shape))}-axis{axis}{extra}",
             "ONE_HOT",
             {
                 "IndicesTensor": tensor_of(index_type, index_shape),
@@ -97,6 +104,12 @@ def one_hot_cases() -> Iterator[Case]:
     for rank in range(1, 9):
         yield case(dtypes.INT32, dtypes.FLOAT32, SIZES[:rank], rank - 1)
         yield case(dtypes.UINT64, dtypes.FLOAT16, SIZES[:rank], 0)
+    # ValuesTensor of another DimensionCount than IndicesTensor's (DirectML reads its elements 0
+    # and 1; the DirectML EP writes torch's F.one_hot with [1, 1, 1, 2] beside 3-D indices)
+    yield case(dtypes.INT64, dtypes.FLOAT32, (2, 5, 7), 2, [1, 1, 1, 2])
+    yield case(dtypes.UINT32, dtypes.FLOAT16, (3, 5, 4), 0, [2])
+    yield case(dtypes.INT32, dtypes.INT8, (3, 5, 4), 1, [2, 2])
+    yield case(dtypes.UINT64, dtypes.INT64, (6, 4), 1, [1, 1, 1, 1, 1, 3])
 
 
 def cases() -> Iterator[Case]:

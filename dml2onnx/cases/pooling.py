@@ -5,7 +5,10 @@ dimensions (4-D and 5-D tensors), windows of 1 to 3 elements per dimension, stri
 symmetric, asymmetric and no padding, padding as large as the window (windows entirely in
 padding), dilations in the "1" versions (OutputTensor's sizes by the dilated extent, and by the
 pages' formula with WindowSize: windows past the padded input), IncludePadding both ways, P of 1, 2 and 3; MAX with the
-types' extremes, infinities and NaN."""
+types' extremes, infinities and NaN. CEIL_CONFIGS: OutputTensor's spatial sizes other than the
+formula, as DirectML takes them (pooling.py): ceil_mode as ONNX Runtime's DirectML EP writes it
+(one window more, partly past the padded input), a window entirely past it, fewer windows, in
+one (a [N, C, 1, W] input), two and three spatial dimensions."""
 
 from __future__ import annotations
 
@@ -29,9 +32,19 @@ CONFIGS: tuple[tuple[tuple[int, ...], list[int], list[int], list[int], list[int]
     ((2, 1, 3, 4, 4), [2, 1, 3], [3, 1, 2], [1, 0, 0], [1, 0, 2], [1, 1, 1]),
 )
 P_VALUES = (1, 2, 3)
+# CONFIGS' fields, then OutputTensor's spatial sizes
+CEIL_CONFIGS: tuple[tuple[tuple[int, ...], list[int], list[int], list[int], list[int], list[int], tuple[int, ...]], ...] = (
+    ((1, 2, 8, 8), [2, 2], [3, 3], [0, 0], [0, 0], [1, 1], (4, 4)),  # ceil_mode: the formula gives 3
+    ((1, 2, 6, 7), [2, 2], [3, 3], [1, 1], [1, 1], [1, 2], (4, 4)),  # ceil with padding (dilated: 3 + 1)
+    ((2, 1, 1, 9), [1, 2], [1, 3], [0, 0], [0, 1], [1, 1], (1, 6)),  # one dimension: 4, ceil 5, and 1 entirely past
+    ((1, 2, 5, 4, 5), [2, 2, 2], [2, 2, 2], [0, 1, 0], [0, 0, 0], [1, 1, 1], (3, 3, 3)),
+    ((1, 1, 5, 6), [1, 1], [2, 2], [0, 0], [0, 0], [1, 1], (3, 2)),  # fewer windows than fit (4, 5)
+)
 
 
-def _fields(op: str, dtype: dtypes.DataType, config: tuple[Any, ...], k: int) -> dict[str, Any]:
+def _fields(
+    op: str, dtype: dtypes.DataType, config: tuple[Any, ...], k: int, spatial: tuple[int, ...] | None = None
+) -> dict[str, Any]:
     sizes, strides, window, start, end, dilations = config
     dilated = op in ("AVERAGE_POOLING1", "LP_POOLING1", "MAX_POOLING2")
     # config 2 of the dilated versions: OutputTensor's sizes by the pages' formula with WindowSize
@@ -40,7 +53,7 @@ def _fields(op: str, dtype: dtypes.DataType, config: tuple[Any, ...], k: int) ->
     w = Window(
         "", tuple(strides), tuple(window), tuple(start), tuple(end), tuple(dilations) if by_extent else (1,) * len(strides)
     )
-    out = (*sizes[:2], *w.output_sizes(sizes[2:]))
+    out = (*sizes[:2], *(spatial or w.output_sizes(sizes[2:])))
     fields: dict[str, Any] = {
         "InputTensor": tensor_of(dtype, sizes),
         "OutputTensor": tensor_of(dtype, out),
@@ -78,6 +91,7 @@ def _input(rng: np.random.Generator, op: str, dtype: dtypes.DataType, sizes: tup
 
 def cases() -> Iterator[Case]:
     rng = np.random.default_rng(41)
+    ceil_rng = np.random.default_rng(43)  # apart: the other cases' inputs stay as they were
     for op in ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "MAX_POOLING", "MAX_POOLING1", "MAX_POOLING2"):
         for dtype in operator_table.OPERATORS[op].support[0].tensors["InputTensor"].types:
             for k, config in enumerate(CONFIGS):
@@ -89,3 +103,11 @@ def cases() -> Iterator[Case]:
                     extra += f"-p{fields['P']}" if "P" in fields else ""
                     extra += f"-indices{fields['OutputIndicesTensor']['DataType']}" if "OutputIndicesTensor" in fields else ""
                     yield Case(f"{op}-{dtype}-config{k}{extra}", op, fields, {"InputTensor": x})
+            for k, (*config, spatial) in enumerate(CEIL_CONFIGS):
+                for r in range(2 if op.startswith("AVERAGE") else 1):
+                    # dilated only in the "1" versions, by the given sizes
+                    fields = _fields(op, dtype, config, k + r, spatial)
+                    x = _input(ceil_rng, op, dtype, config[0], k)
+                    extra = f"-include{int(fields['IncludePadding'])}" if "IncludePadding" in fields else ""
+                    extra += f"-indices{fields['OutputIndicesTensor']['DataType']}" if "OutputIndicesTensor" in fields else ""
+                    yield Case(f"{op}-{dtype}-ceil{k}{extra}", op, fields, {"InputTensor": x})

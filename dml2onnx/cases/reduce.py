@@ -1,6 +1,7 @@
 """DML_OPERATOR_REDUCE cases for the operator matrix: every function with every data type its
 newest table allows (ARGMAX/ARGMIN with every output type), the axis patterns of matrix.py, ranks
-1-8, ties and extreme values (integer wrap-around, INT64 beyond 2**53 and in [2**31, 2**32))."""
+1-8, ties and extreme values (integer wrap-around, INT64 beyond 2**53 and in [2**31, 2**32));
+AxisCount 0 (no Axes: each element its own reduction) for every function and type."""
 
 from __future__ import annotations
 
@@ -99,3 +100,9 @@ def cases() -> Iterator[Case]:
                 if pattern in ("trailing", "all", "several"):
                     variant = "bottom" if not in_type.is_float and function in ("MIN", "ARGMIN") else "extreme"
                     yield _case(rng, function, in_type, SIZES[:rank], pattern, axes, variant, out)
+    # AxisCount 0, as the DirectML EP writes it for permuting Einsums: every function and type
+    none_rng = np.random.default_rng(11)  # apart: the other cases' inputs stay as they were
+    for function in FUNCTIONS:
+        out_types = SCHEMA.types("OutputTensor", function) if function in reduce.ARG_FUNCTIONS else (None,)
+        for in_type in SCHEMA.types("InputTensor", function):
+            yield _case(none_rng, function, in_type, (2, 3, 4), "none", [], "extreme", out_types[-1])

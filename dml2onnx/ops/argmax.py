@@ -38,6 +38,8 @@ _COOPERATIVE_ROW = 128
 
 
 def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
+    if not desc["Axes"]:  # AxisCount 0: zeros (lower)
+        return candidate == "in_place"
     return search_applies(candidate, desc.tensor("InputTensor").sizes, tuple(sorted(desc["Axes"])))
 
 
@@ -57,6 +59,8 @@ def search_applies(candidate: str, sizes: tuple[int, ...], axes: tuple[int, ...]
 def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
     """The candidate measured fastest on the CUDA EP (H200, docs/benchmarks.md); ARGMIN too."""
     axes = tuple(sorted(desc["Axes"]))
+    if not axes:
+        return options[0]
     decreasing = desc["AxisDirection"] == "DECREASING"
     return fast_search(desc, target, options, axes, decreasing) or outer_axes_last(desc, options, axes)
 
@@ -101,7 +105,10 @@ def outer_axes_last(desc: OperatorDesc, options: tuple[str, ...], axes: tuple[in
 
 
 def validate(desc: OperatorDesc) -> None:
-    axes = common.check_axes(desc, desc.tensor("InputTensor").rank)
+    """AxisCount 0 is taken: DirectML's CreateOperator accepts it (OutputTensor's Sizes then
+    InputTensor's, E_INVALIDARG otherwise) and gives index 0 everywhere (measured through its API,
+    tests/ops/test_reduce_no_axes.py)."""
+    axes = common.check_axes(desc, desc.tensor("InputTensor").rank, allow_empty=True)
     common.check_reduced_sizes(desc, axes)
 
 
@@ -121,9 +128,11 @@ def lower_arg(desc: OperatorDesc, b: GraphBuilder, x: str, minimum: bool, last: 
     joint Axes, as its OutputTensor: ARGMAX, ARGMIN and REDUCE's ARGMAX/ARGMIN."""
     t = desc.tensor("InputTensor")
     axes = tuple(sorted(desc["Axes"]))
+    out = desc.tensor("OutputTensor")
+    if not axes:  # AxisCount 0: the index within one element
+        return b.filled(list(out.sizes), 0, out.data_type.numpy, "index", "0: the index within a one-element reduction")
     plan = common.JointAxes(t.sizes, axes, last=moves_axes_last(b.variant))
     index = search_index(b, plan, x, t.data_type, last, minimum)
-    out = desc.tensor("OutputTensor")
     if out.data_type != dtypes.INT64:
         index = b.cast(index, out.data_type, "output_cast", f"indices as {out.data_type}")
     return plan.restore(b, index, out.sizes)

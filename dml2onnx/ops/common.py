@@ -55,10 +55,11 @@ def check_same_sizes(desc: OperatorDesc, name: str, other: str) -> None:
         )
 
 
-def check_axes(desc: OperatorDesc, rank: int, field: str = "Axes") -> tuple[int, ...]:
-    """Axes must be non-empty, unique and in [0, rank-1]. Returns them in ascending order."""
+def check_axes(desc: OperatorDesc, rank: int, field: str = "Axes", allow_empty: bool = False) -> tuple[int, ...]:
+    """Axes must be unique and in [0, rank-1], and non-empty unless `allow_empty` (REDUCE, ARGMAX
+    and ARGMIN: DirectML takes AxisCount 0, measured). Returns them in ascending order."""
     axes: tuple[int, ...] = desc[field]
-    if not axes:
+    if not axes and not allow_empty:
         raise ModelError(desc.at(field), "at least one axis is required")
     seen: set[int] = set()
     for i, a in enumerate(axes):

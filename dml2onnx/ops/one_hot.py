@@ -1,6 +1,13 @@
 """DML_OPERATOR_ONE_HOT: along Axis, OnValue at the index given by IndicesTensor (which has
 size 1 on Axis) and OffValue elsewhere. Negative indices count from the end for signed index
-types only; indices out of range give a sequence of OffValue only."""
+types only; indices out of range give a sequence of OffValue only.
+
+ValuesTensor: DirectML's CreateOperator takes any DimensionCount (1 to 8, whatever IndicesTensor's)
+and any Sizes with 2 or more elements (E_INVALIDARG for [1] and [1, 1]); OffValue and OnValue are
+its elements 0 and 1 in row-major order of its Sizes (measured through its API,
+tests/ops/test_one_hot_values.py: [2], [1, 2], [2, 1], [1, 1, 1, 2], 8 dimensions, [3], [2, 2],
+[3, 1, 1] beside IndicesTensor [2, 5, 1]). ONNX Runtime's DirectML EP writes torch's F.one_hot so:
+IndicesTensor [2, 5, 1], ValuesTensor [1, 1, 1, 2], OutputTensor [2, 5, 7]."""
 
 from __future__ import annotations
 
@@ -22,7 +29,6 @@ CANDIDATES = ("one_hot",)  # one lowering (choices.py); the targets pick its ONN
 
 
 def validate(desc: OperatorDesc) -> None:
-    common.check_same_rank(desc, "ValuesTensor", "IndicesTensor")
     common.check_same_rank(desc, "OutputTensor", "IndicesTensor")
     common.check_same_type(desc, "OutputTensor", "ValuesTensor")
     indices, out = desc.tensor("IndicesTensor"), desc.tensor("OutputTensor")

@@ -1,7 +1,8 @@
 """DML_OPERATOR_AVERAGE_POOLING, AVERAGE_POOLING1, LP_POOLING, LP_POOLING1, MAX_POOLING,
 MAX_POOLING1 and MAX_POOLING2 (with their optional OutputIndicesTensor): a window of WindowSize
 elements (every Dilations-th element in AVERAGE_POOLING1, LP_POOLING1 and MAX_POOLING2; 1
-elsewhere) slides over the DimensionCount (2 or 3) spatial dimensions of
+elsewhere) slides over the DimensionCount (2 or 3; ONNX's 1-D pools come as 2-D with a size 1:
+DirectML refuses DimensionCount 1) spatial dimensions of
 an [N, C, spatial...] InputTensor, padded by StartPadding and EndPadding, in steps of Strides.
 Per window:
 
@@ -13,9 +14,19 @@ Per window:
   contiguous array (batch and channel counted: the pages' words), the first such element in the
   window's order where several are equal.
 
-OutputTensor's spatial sizes are (padded size - window extent) / Strides + 1, rounded down (the
-pages' formula; the window extent is (WindowSize - 1) * Dilations + 1; the pages write WindowSize,
-which gives more windows for a dilated one: either size is taken, see below).
+OutputTensor's spatial sizes are (padded size - window extent) / Strides + 1, rounded down, by
+the pages' formula (the window extent is (WindowSize - 1) * Dilations + 1). DirectML's
+CreateOperator takes any others too (measured, tests/ops/test_pooling.py CEIL_SETTLED): N and C
+must be InputTensor's and the rank the same (E_INVALIDARG otherwise), but every spatial size of 1
+or more is taken (1 to 1000 windows over 4 to 8 elements, 1-3 windows, strides, paddings and
+dilations; a window larger than the padded input too), and window o still reads element
+o * Strides + tap * Dilations - StartPadding. ONNX Runtime's DirectML EP writes ceil_mode
+pooling so (MaxPool k3 s2 on 8x8: OutputTensor [1, 1, 4, 4], EndPadding 0). Windows past the
+padded input read padding there (`window` extends EndPadding to cover them): MAX's lowest value,
+AVERAGE's divisor the count of input elements, or the whole window's with IncludePadding (DirectML
+gives (7 + 8) / 3 = 5 for the last window of k3 s2 over 1..8, where ONNX Runtime's CPU AveragePool
+with ceil_mode divides by 2), LP adds nothing; fewer windows are the first ones.
+QUANTIZED_LINEAR_AVERAGE_POOLING (not measured so) keeps the pages' formula (`check_formula`).
 
 What the pages leave open, as DirectML's own API computed it (tests/ops/test_pooling.py SETTLED):
 - a window entirely in padding: MAX gives the type's lowest finite value (-3.4e38 for FLOAT32,
@@ -23,8 +34,8 @@ What the pages leave open, as DirectML's own API computed it (tests/ops/test_poo
 - MAX skips NaN and starts from the lowest finite value (-inf gives -3.4e38; all NaN too);
   AVERAGE and LP propagate NaN and infinities;
 - LP takes |x| (the page writes X^P);
-- windows past the padded input (OutputTensor's sizes by the pages' formula for a dilated
-  window) read padding there: EndPadding is extended to cover them (`window`);
+- windows past the padded input (OutputTensor's sizes past the formula, above) read padding
+  there: EndPadding is extended to cover them (`window`);
 - the index: of the first element of the window's largest value after the flooring above (so
   NaN, -inf and the lowest value itself all count as the lowest: a window of only those gives
   its first input element's index); a window entirely in padding gives index 0. The index is
@@ -33,7 +44,10 @@ What the pages leave open, as DirectML's own API computed it (tests/ops/test_poo
 Lowerings (choices.py): "pool" — ONNX AveragePool (count_include_pad), MaxPool (dilations), and
 for LP an AveragePool(count_include_pad) of |x|^P times the window size, then ^(1/P) — where
 their semantics are exactly the page's (padding smaller than the window, no window entirely in
-padding, types the EPs have; MAX's floats first raised to the lowest finite value, NaN too);
+padding, types the EPs have; MAX's floats first raised to the lowest finite value, NaN too), with
+the extended EndPadding as explicit pads (never ceil_mode, whose AveragePool divides a clipped
+window by its clipped count), so ONNX's floor formula gives OutputTensor's sizes (not where
+OutputTensor has fewer windows than fit);
 "slices" — the window written out: the padded input (Concat with a fill), one strided Slice per
 window offset, combined by Sum / Max, divided by the count of input elements per output (a
 constant). On the `dml` target, "pool" emits AveragePool, MaxPool and LpPool as they are: the
@@ -45,7 +59,6 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -58,6 +71,7 @@ from dml2onnx.graph.targets import DML_NODE_DOC
 from dml2onnx.ops import common
 from dml2onnx.ops.element_wise_arithmetic import _extreme
 from dml2onnx.ops.family import Family
+from dml2onnx.ops.pooling_window import Window, counts, has_empty_windows, lowest, window, windows
 
 ROWS = ("AVERAGE_POOLING", "AVERAGE_POOLING1", "LP_POOLING", "LP_POOLING1", "MAX_POOLING", "MAX_POOLING1", "MAX_POOLING2")
 INDICES = "OutputIndicesTensor"
@@ -73,57 +87,6 @@ CPU_PREFERENCE = ("pool",)
 # exactly). AveragePool: FLOAT32 (FLOAT16 through FLOAT32).
 MAX_POOL_TYPES = (dtypes.FLOAT32, dtypes.INT8, dtypes.UINT8)
 MAX_POOL_VIA_FLOAT32 = (dtypes.FLOAT16, dtypes.INT16, dtypes.UINT16)
-
-
-@dataclass(frozen=True)
-class Window:
-    kind: str  # "AVERAGE", "LP" or "MAX"
-    strides: tuple[int, ...]
-    sizes: tuple[int, ...]
-    start: tuple[int, ...]
-    end: tuple[int, ...]
-    dilations: tuple[int, ...]
-    include_padding: bool = False
-    p: int = 0
-
-    @property
-    def extents(self) -> tuple[int, ...]:
-        return tuple((k - 1) * d + 1 for k, d in zip(self.sizes, self.dilations, strict=True))
-
-    def output_sizes(self, spatial: tuple[int, ...]) -> tuple[int, ...]:
-        return tuple(
-            (n + s + e - x) // st + 1
-            for n, s, e, x, st in zip(spatial, self.start, self.end, self.extents, self.strides, strict=True)
-        )
-
-
-def window(desc: OperatorDesc, raw: bool = False) -> Window:
-    """The desc's window. Where OutputTensor's sizes reach past the padded input (the pages'
-    formula with WindowSize for a dilated window: validate), EndPadding is extended to cover the
-    windows past it: DirectML treats those elements as padding (measured; README)."""
-    name = desc.schema.name
-    kind = name.split("_POOLING")[0]
-    n = desc["DimensionCount"]
-    dilations = desc["Dilations"] if "Dilations" in desc.values else (1,) * n
-    end = desc["EndPadding"]
-    if not raw:
-        x, out = desc.tensor("InputTensor").sizes[2:], desc.tensor("OutputTensor").sizes[2:]
-        end = tuple(
-            e + max(0, (o - 1) * st + (k - 1) * d + 1 - (size + s + e))
-            for size, o, st, k, d, s, e in zip(
-                x, out, desc["Strides"], desc["WindowSize"], dilations, desc["StartPadding"], end, strict=True
-            )
-        )
-    return Window(
-        kind,
-        desc["Strides"],
-        desc["WindowSize"],
-        desc["StartPadding"],
-        end,
-        dilations,
-        bool(desc.values.get("IncludePadding", False)),
-        desc.values.get("P", 0),
-    )
 
 
 # -- validation -------------------------------------------------------------------------------
@@ -156,6 +119,21 @@ def validate(desc: OperatorDesc) -> None:
                     raise ModelError(desc.at(name, i), f"{name} must be 1 or more, not {v}")
     if "P" in desc.values and desc["P"] < 1:
         raise ModelError(desc.at("P"), f"P must be 1 or more, not {desc['P']}")
+    out = desc.tensor("OutputTensor")
+    for i in (0, 1):
+        if out.sizes[i] != x.sizes[i]:
+            raise ModelError(
+                desc.at("OutputTensor", "Sizes", i),
+                f"must be InputTensor's {'N' if i == 0 else 'C'} ({x.sizes[i]}), not {out.sizes[i]}"
+                " (every spatial size of 1 or more is taken: windows past the padded input read padding)",
+            )
+
+
+def check_formula(desc: OperatorDesc) -> None:
+    """The pages' rule, for QUANTIZED_LINEAR_AVERAGE_POOLING (not measured as the others): the
+    window within the padded input and OutputTensor's spatial sizes by the formula, rounded down
+    (for a dilated window, by its extent or up to the formula with WindowSize)."""
+    x, out = desc.tensor("InputTensor"), desc.tensor("OutputTensor")
     w = window(desc, raw=True)
     spatial = x.sizes[2:]
     for i, (size, s, e, extent) in enumerate(zip(spatial, w.start, w.end, w.extents, strict=True)):
@@ -166,12 +144,9 @@ def validate(desc: OperatorDesc) -> None:
                 f"{what} ({extent}) is larger than the padded input"
                 f" (InputTensor.Sizes[{i + 2}] + StartPadding + EndPadding = {size + s + e})",
             )
-    out = desc.tensor("OutputTensor")
-    # the pages' formula takes WindowSize; a dilated window's extent gives fewer windows, all
-    # within the padded input: either size is taken (DirectML computes both, README)
     literal = Window(w.kind, w.strides, w.sizes, w.start, w.end, (1,) * len(w.sizes))
     low, high = (*x.sizes[:2], *w.output_sizes(spatial)), (*x.sizes[:2], *literal.output_sizes(spatial))
-    if not all(lo <= o <= hi for lo, o, hi in zip(low, out.sizes, high, strict=False)) or out.rank != x.rank:
+    if not all(lo <= o <= hi for lo, o, hi in zip(low, out.sizes, high, strict=False)):
         want = str(list(low)) if low == high else f"{list(low)} (the dilated window) or up to {list(high)} (WindowSize)"
         raise ModelError(
             desc.at("OutputTensor", "Sizes"),
@@ -181,26 +156,6 @@ def validate(desc: OperatorDesc) -> None:
 
 
 # -- windows ------------------------------------------------------------------------------------
-
-
-def _taps(w: Window, spatial: tuple[int, ...], axis: int) -> np.ndarray:
-    """[out, WindowSize] booleans: whether each tap of each window along `axis` is an input element."""
-    out = w.output_sizes(spatial)[axis]
-    pos = np.arange(out)[:, None] * w.strides[axis] - w.start[axis] + np.arange(w.sizes[axis])[None, :] * w.dilations[axis]
-    return (pos >= 0) & (pos < spatial[axis])
-
-
-def counts(w: Window, spatial: tuple[int, ...]) -> np.ndarray:
-    """The number of input elements in each window, at the output's spatial sizes."""
-    c = np.ones((), np.int64)
-    for a in range(len(spatial)):
-        per_axis = _taps(w, spatial, a).sum(axis=1)
-        c = np.multiply.outer(c, per_axis)
-    return c
-
-
-def has_empty_windows(w: Window, spatial: tuple[int, ...]) -> bool:
-    return bool((counts(w, spatial) == 0).any())
 
 
 def _padding_below_window(w: Window) -> bool:
@@ -213,8 +168,8 @@ def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
         return True
     w = window(desc)
     spatial = desc.tensor("InputTensor").sizes[2:]
-    if not _padding_below_window(w) or has_empty_windows(w, spatial):
-        return False
+    if not _padding_below_window(w) or has_empty_windows(w, spatial) or w.formula_sizes(spatial) != w.out:
+        return False  # fewer windows than fit: the slices
     if w.kind == "MAX":
         return desc.tensor("InputTensor").data_type in (*MAX_POOL_TYPES, *MAX_POOL_VIA_FLOAT32)
     # AveragePool-11 (opset 17) and LpPool-11 have no dilations
@@ -358,7 +313,7 @@ def _max_indices(
     nearest = candidates[0] if len(candidates) == 1 else b.node("Min", candidates, "first", "the first maximum of each window")
     planes = (np.arange(sizes[0] * sizes[1]).reshape(sizes[0], sizes[1], *([1] * len(out))) * plane).astype(work.numpy)
     index = b.node("Add", [nearest, b.const(planes, "plane_offsets")], "index", "+ (n * C + c) * the plane's size")
-    if (padded_windows := _empty_windows(w, spatial)) is not None:  # DirectML gives 0 there
+    if (padded_windows := _empty_window_mask(w, spatial)) is not None:  # DirectML gives 0 there
         index = b.node(
             "Where",
             [b.const(padded_windows, "empty"), b.scalar(0, work, "zero"), index],
@@ -368,16 +323,9 @@ def _max_indices(
     return b.cast(index, index_type, "indices", f"the indices in {index_type}")
 
 
-def _empty_windows(w: Window, spatial: tuple[int, ...]) -> np.ndarray | None:
+def _empty_window_mask(w: Window, spatial: tuple[int, ...]) -> np.ndarray | None:
     empty = counts(w, spatial) == 0
     return empty.reshape(1, 1, *empty.shape) if empty.any() else None
-
-
-def lowest(t: np.dtype) -> float | int:
-    """MAX_POOLING's start value: the type's lowest finite value (DirectML's max over a window
-    starts there: -inf gives -3.4e38 in FLOAT32, -65504 in FLOAT16; NaN is skipped; a window
-    entirely in padding gives it)."""
-    return float(np.finfo(t).min) if t.kind == "f" else int(np.iinfo(t).min)
 
 
 def _floored(b: GraphBuilder, x: str, dtype: dtypes.DataType, carrier: dtypes.DataType = dtypes.FLOAT32) -> str:
@@ -486,23 +434,6 @@ def _lower_slices(
 # -- reference --------------------------------------------------------------------------------
 
 
-def _windows(w: Window, x: np.ndarray, fill: float | int) -> tuple[np.ndarray, np.ndarray]:
-    """(values, valid): [taps, N, C, out...] of every window element, `fill` where padding."""
-    spatial = x.shape[2:]
-    out = w.output_sizes(spatial)
-    pad = [(0, 0), (0, 0), *zip(w.start, w.end, strict=True)]
-    xp = np.pad(x, pad, constant_values=np.array(fill).astype(x.dtype) if x.dtype != object else fill)
-    valid = np.pad(np.ones(x.shape, bool), pad, constant_values=False)
-    vals, masks = [], []
-    for offset in itertools.product(*(range(k) for k in w.sizes)):
-        index = (slice(None), slice(None)) + tuple(
-            slice(o * d, o * d + (n - 1) * s + 1, s) for o, d, n, s in zip(offset, w.dilations, out, w.strides, strict=True)
-        )
-        vals.append(xp[index])
-        masks.append(valid[index])
-    return np.stack(vals), np.stack(masks)
-
-
 def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray | dict[str, np.ndarray]:
     w = window(desc)
     x = inputs["InputTensor"]
@@ -512,17 +443,17 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray |
         if t.kind == "f":
             with np.errstate(invalid="ignore"):
                 x = np.where(x >= floor, x, floor)
-        v, valid = _windows(w, x, floor)
+        v, valid = windows(w, x, floor)
         y = v.max(axis=0).astype(t)
         if not with_indices(desc):
             return y
         # the first input element of the window equal to its maximum; 0 for a window of padding
-        positions, _ = _windows(w, np.arange(x.size, dtype=np.int64).reshape(x.shape), 0)
+        positions, _ = windows(w, np.arange(x.size, dtype=np.int64).reshape(x.shape), 0)
         first = np.argmax(valid & (v == y), axis=0)
         index = np.take_along_axis(positions, first[None], axis=0)[0]
         index = np.where(valid.any(axis=0), index, 0)
         return {"OutputTensor": y, INDICES: index.astype(desc.tensor(INDICES).data_type.numpy)}
-    v, m = _windows(w, x.astype(np.float64), 0.0)
+    v, m = windows(w, x.astype(np.float64), 0.0)
     with np.errstate(all="ignore"):
         if w.kind == "LP":
             y = (np.abs(v) ** w.p).sum(axis=0) ** (1.0 / w.p)

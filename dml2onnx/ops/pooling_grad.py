@@ -518,8 +518,8 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
         with np.errstate(invalid="ignore"):
             x = np.where(x >= floor, x, floor)
         w = forward_window(desc)
-        v, valid = pooling._windows(w, x, floor)
-        positions, _ = pooling._windows(w, np.arange(x.size, dtype=np.int64).reshape(x.shape), 0)
+        v, valid = pooling.windows(w, x, floor)
+        positions, _ = pooling.windows(w, np.arange(x.size, dtype=np.int64).reshape(x.shape), 0)
         first = np.argmax(valid & (v == v.max(axis=0)), axis=0)
         index = np.take_along_axis(positions, first[None], axis=0)[0]
         some = valid.any(axis=0)

@@ -66,6 +66,7 @@ def window(desc: OperatorDesc) -> pooling.Window:
 
 def validate(desc: OperatorDesc) -> None:
     pooling.validate(desc)
+    pooling.check_formula(desc)
     common.check_same_type(desc, "InputZeroPointTensor", "InputTensor")
     common.check_same_type(desc, "OutputZeroPointTensor", "OutputTensor")
     channels = desc.tensor("InputTensor").sizes[1]
@@ -166,7 +167,7 @@ def reference(desc: OperatorDesc, inputs: dict[str, np.ndarray]) -> np.ndarray:
     if zero is not None:
         centred = centred - zero
     w = window(desc)
-    values, _ = pooling._windows(w, centred, 0.0)
+    values, _ = pooling.windows(w, centred, 0.0)
     total = values.sum(axis=0).astype(np.float32)  # exact integers
     counts = _counts(desc, w).astype(np.float32)
     with np.errstate(all="ignore"):

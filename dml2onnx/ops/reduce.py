@@ -13,7 +13,18 @@ Why the lowering looks as it does:
   2**24, so integer sums and products are a tree of element-wise Add/Mul in the tensor's own type
   (exact and wrapping on every EP), and 32/64-bit MAX/MIN pick the element with the exact integer
   ranking of argmax.py + GatherElements (ONNX Runtime 1.31's CPU INT64 ReduceMax/Min are wrong in
-  [2**31, 2**32)). 8/16-bit integers are exact in FLOAT32, so their MAX/MIN reduce there."""
+  [2**31, 2**32)). 8/16-bit integers are exact in FLOAT32, so their MAX/MIN reduce there.
+
+AxisCount 0 (no Axes): ONNX Runtime's DirectML EP writes it for Einsums that only permute or take
+a diagonal ("ii->i", "abc->cab": SUM over a strided InputTensor view, sizes (4,) strides (5,)) and
+for ReduceSum with noop_with_empty_axes. DirectML's CreateOperator takes it for every function
+(and the types each function's table allows), with OutputTensor's Sizes those of InputTensor
+(E_INVALIDARG otherwise), and computes each function over a one-element reduction (measured
+through its API, tests/ops/test_reduce_no_axes.py): SUM, MULTIPLY, AVERAGE, MAX, MIN copy x
+(MAX/MIN: NaN gives -inf/+inf, the NaN finding of README), LOG_SUM_EXP log(exp(x)) (x, to FLOAT32
+precision: -2.4999998 for -2.5), L1 and L2 |x|, SUM_SQUARE x * x (integers wrap: 100000 gives
+1410065408 in INT32), LOG_SUM log(x), ARGMAX and ARGMIN 0. The lowering writes those element-wise
+(`_lower_no_axes`)."""
 
 from __future__ import annotations
 
@@ -45,11 +56,13 @@ _FLOAT_OPS = {
     "SUM_SQUARE": "ReduceSumSquare",
 }
 
+# AxisCount 0: the functions whose value over one element is the element
+_COPIES = ("SUM", "MULTIPLY", "AVERAGE", "MAX", "MIN", "LOG_SUM_EXP")
 _SMALL_INTEGERS = (dtypes.INT16, dtypes.INT8, dtypes.UINT16, dtypes.UINT8)  # exact in FLOAT32
 
 
 def validate(desc: OperatorDesc) -> None:
-    axes = common.check_axes(desc, desc.tensor("InputTensor").rank)
+    axes = common.check_axes(desc, desc.tensor("InputTensor").rank, allow_empty=True)
     common.check_reduced_sizes(desc, axes)
     if desc["Function"] not in ARG_FUNCTIONS:  # ARGMAX/ARGMIN: the table allows integral outputs only
         common.check_same_type(desc, "OutputTensor", "InputTensor")
@@ -65,12 +78,15 @@ def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
     not already the trailing ones; the other functions reduce where the axes are."""
     if candidate != "last_axis":
         return True
-    return desc["Function"] in ARG_FUNCTIONS and max(desc["Axes"]) != desc.tensor("InputTensor").rank - 1
+    axes = desc["Axes"]
+    return bool(axes) and desc["Function"] in ARG_FUNCTIONS and max(axes) != desc.tensor("InputTensor").rank - 1
 
 
 def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     x, function = desc.tensor("InputTensor"), desc["Function"]
     axes = tuple(sorted(desc["Axes"]))
+    if not axes:
+        return _lower_no_axes(desc, b, inputs["InputTensor"])
     if function in ARG_FUNCTIONS:
         return lower_arg(desc, b, inputs["InputTensor"], minimum=function == "ARGMIN", last=False)
     if x.data_type.is_float or (function in ("MAX", "MIN") and x.data_type in _SMALL_INTEGERS):
@@ -78,6 +94,25 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     if function in ("MAX", "MIN"):
         return _integer_extreme(desc, b, inputs["InputTensor"], axes, function == "MIN")
     return _integer_fold(desc, b, inputs["InputTensor"], axes, function)
+
+
+def _lower_no_axes(desc: OperatorDesc, b: GraphBuilder, x: str) -> str:
+    """AxisCount 0: the function of each element alone, as DirectML computes it (module docstring)."""
+    t, out, function = desc.tensor("InputTensor"), desc.tensor("OutputTensor"), desc["Function"]
+    if function in ARG_FUNCTIONS:
+        return b.filled(list(out.sizes), 0, out.data_type.numpy, "index", "0: the index within a one-element reduction")
+    if function in _COPIES or (function == "L1" and not t.data_type.is_signed):
+        return b.node("Identity", [x], "copy", f"{function} of one element: the element (no Axes)")
+    if not t.data_type.is_float:  # L1 of a signed type, SUM_SQUARE: in the type itself, wrapping
+        if function == "L1":
+            return b.node("Abs", [x], "abs", "|x| (|INT_MIN| wraps to INT_MIN)")
+        return b.node("Mul", [x, x], "square", "x * x (wraps)")
+    wide = x if t.data_type == dtypes.FLOAT32 else b.cast(x, dtypes.FLOAT32, "to_float32", f"{t.data_type} in FLOAT32 (exact)")
+    if function == "SUM_SQUARE":
+        y = b.node("Mul", [wide, wide], "square", "x * x")
+    else:
+        y = b.node("Abs" if function in ("L1", "L2") else "Log", [wide], function.lower(), f"{function} of one element")
+    return y if t.data_type == dtypes.FLOAT32 else b.cast(y, t.data_type, "to_output", f"result rounded once to {t.data_type}")
 
 
 def _in_float32(b: GraphBuilder, x: str, dtype: dtypes.DataType, op: str, axes: tuple[int, ...], function: str) -> str:

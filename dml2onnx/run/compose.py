@@ -189,7 +189,9 @@ class _SingleGraph:
                     b.path, f"--single-graph cannot hold deferred resource '{b.resource}': its size is known only when it runs"
                 )
             assert p.shape is not None
-            tensor = TensorDesc(t.data_type, p.shape)
+            # a serialized DirectML graph's input or output with Strides: read and written through them
+            views = {} if d.serialized is None else {**d.serialized.inputs, **d.serialized.outputs}
+            tensor = views.get(t.name) or TensorDesc(t.data_type, p.shape)
             value = f"{prefix}/{t.name}"
             if t.name in d.inputs:
                 flat = self.read(b.resource, path + (t.name,))

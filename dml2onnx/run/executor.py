@@ -15,7 +15,7 @@ from dml2onnx.core import files
 from dml2onnx.core import tensor as packing
 from dml2onnx.core.errors import ModelError, RuntimeFailure, format_path
 from dml2onnx.core.files import npy_bytes
-from dml2onnx.core.tensor import read_tensor, write_tensor
+from dml2onnx.core.tensor import TensorDesc, read_tensor, write_tensor
 from dml2onnx.formats import images, onnx_dispatchable
 from dml2onnx.formats.dxdispatch import Dispatch, Dispatchable, Model, Print, WriteFile
 from dml2onnx.formats.printing import format_print
@@ -163,8 +163,13 @@ class Executor:
     def inputs(self, cmd: Dispatch) -> dict[str, np.ndarray]:
         d = self.model.dispatchables[cmd.dispatchable]
         if not isinstance(d, Dispatchable):
+            views = strided_views(d, "inputs")
             return {
-                p.tensor.name: onnx_dispatchable.read_input(self.buffers[p.binding.resource], p)
+                p.tensor.name: (
+                    read_tensor(self.buffers[p.binding.resource], p.binding.offset, views[p.tensor.name])
+                    if p.tensor.name in views
+                    else onnx_dispatchable.read_input(self.buffers[p.binding.resource], p)
+                )
                 for p in self.plan(cmd)
                 if p.tensor.name in d.inputs and p.binding is not None
             }
@@ -231,7 +236,12 @@ class Executor:
 
     def _write_outputs(self, cmd: Dispatch, values: dict[str, np.ndarray]) -> None:
         """An ONNX graph's outputs into their resources, from the first byte, in graph order; a
-        deferred resource becomes the output (its size and shape)."""
+        deferred resource becomes the output (its size and shape). A serialized DirectML graph's
+        output with Strides is written through them, as DirectML writes the buffer bound to it
+        (the DirectML EP writes a permuting Einsum so: sizes (2, 3, 4), strides (3, 1, 6))."""
+        d = self.model.dispatchables[cmd.dispatchable]
+        assert not isinstance(d, Dispatchable)
+        views = strided_views(d, "outputs")
         for p in self.plan(cmd):
             if p.binding is None or p.tensor.name not in values:  # an input, or an output left unbound
                 continue
@@ -240,6 +250,9 @@ class Executor:
                 raise ModelError(
                     p.binding.path, f"output '{p.tensor.name}' has shape {list(value.shape)} when run, not {list(p.shape)}"
                 )
+            if p.tensor.name in views and not self.model.resources[p.binding.resource].deferred:
+                write_tensor(self.buffers[p.binding.resource], p.binding.offset, views[p.tensor.name], value)
+                continue
             data = np.ascontiguousarray(value).tobytes()
             if self.model.resources[p.binding.resource].deferred:
                 self.buffers[p.binding.resource] = bytearray(data)
@@ -301,3 +314,12 @@ class Executor:
             ) from None
         self.written.append(str(written))
         self.log.write(f"Resource '{cmd.resource}' written to '{written}'\n")
+
+
+def strided_views(d: onnx_dispatchable.GraphDispatchable, side: str) -> dict[str, TensorDesc]:
+    """A serialized DirectML graph's inputs or outputs (`side`) whose TensorDesc has Strides that
+    are not the packed layout: bound through them, as DirectML reads and writes the buffers."""
+    if d.serialized is None:
+        return {}
+    tensors: dict[str, TensorDesc] = getattr(d.serialized, side)
+    return {name: t for name, t in tensors.items() if not t.packed}

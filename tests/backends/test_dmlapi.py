@@ -1222,7 +1222,6 @@ DIRECTML_ACCEPTS = {
     "hardmax-duplicate-axis": [1.0, 0.0, 1.0, 0.0, 1.0, 0.0, 1.0, 0.0],  # Axes [2, 2]: as Axes [2]
     "hardmax-no-axes": [1.0] * 8,  # AxisCount 0: every element its own row
     "mvn-softplus-steepness": [float("inf")] * 8,  # Steepness 0: softplus divides by it
-    "one-hot-ranks": [1.0] * 8,  # ValuesTensor of another DimensionCount
 }
 
 

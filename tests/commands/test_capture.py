@@ -255,3 +255,176 @@ def test_corpus_network_captured_read_and_matched(name: str, tmp_path: Path) -> 
         for output, value in want.items():
             got = np.load(result.folder / f"{capture.file_name(output)}.npy")
             _assert_matches(got.astype(value.dtype) if value.dtype == np.bool_ else got, value, f"{name}: {output} on {ep}")
+
+
+# -- ConvTranspose with output_padding / output_shape (DML_OPERATOR_CONVOLUTION's OutputTensor sizes) -------
+
+
+def _conv_transpose_model(path: Path, x: list[int], w: list[int], y: list[int], bias: bool, **attrs: object) -> Path:
+    rng = np.random.default_rng(7)
+    inits = [helper.make_tensor("w", TensorProto.FLOAT, w, (rng.integers(-8, 9, w) / 8).ravel().tolist())]
+    if bias:
+        inits.append(helper.make_tensor("b", TensorProto.FLOAT, [w[1]], [100.0 * (i + 1) for i in range(w[1])]))
+    node = helper.make_node("ConvTranspose", ["x", "w", "b"] if bias else ["x", "w"], ["y"], kernel_shape=w[2:], **attrs)
+    graph = helper.make_graph(
+        [node],
+        path.stem,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y)],
+        inits,
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
+    return path
+
+
+@live
+@pytest.mark.parametrize(
+    ("name", "x", "w", "y", "bias", "attrs"),
+    [
+        # PyTorch's ConvTranspose2d(k3, s2, p1, output_padding 1) on 4x4 (/tmp/stress/repros/convtranspose_outpad.onnx):
+        # the DirectML EP writes OutputPadding 0 and an OutputTensor of 8 (the formula: 7)
+        (
+            "convtranspose_outpad",
+            [1, 1, 4, 4],
+            [1, 1, 3, 3],
+            [1, 1, 8, 8],
+            False,
+            {"strides": [2, 2], "pads": [1, 1, 1, 1], "output_padding": [1, 1]},
+        ),
+        # output_shape 10 past the full transposed result (9): the last row and column are the Bias alone
+        (
+            "convtranspose_output_shape",
+            [1, 2, 4, 4],
+            [2, 3, 3, 3],
+            [1, 3, 10, 10],
+            True,
+            {"strides": [2, 2], "output_shape": [10, 10]},
+        ),
+    ],
+)
+def test_conv_transpose_with_output_padding_is_captured_read_and_matched(
+    name: str, x: list[int], w: list[int], y: list[int], bias: bool, attrs: dict[str, object], tmp_path: Path
+) -> None:
+    model = _conv_transpose_model(tmp_path / f"{name}.onnx", x, w, y, bias, **attrs)
+    folder = tmp_path / "cap"
+    status, _, err = run_cli("capture", str(model), "-o", str(folder))
+    assert status == 0 and "not read" not in err and "cannot read" not in err, err  # every partition read
+    lowered = folder / f"{name}.lowered.onnx"
+    assert lowered.is_file(), err
+    inputs = {"x": np.load(folder / "inputs" / "x.npy")}
+    want = _original(model, inputs)["y"]
+    expected = np.load(folder / "expected" / "y.npy")  # the DirectML EP's output
+    _assert_matches(expected, want, f"{name}: the DirectML EP vs the CPU EP")
+    assert list(want.shape) == y
+    if bias:  # nothing reaches the last row and column: the Bias alone, on the DirectML EP too
+        for m in range(3):
+            assert (
+                expected[0, m, 9, :].tolist() == [100.0 * (m + 1)] * 10
+                and expected[0, m, :, 9].tolist() == [100.0 * (m + 1)] * 10
+            )
+    _assert_matches(_original(lowered, inputs)["y"], want, f"{name}: the lowered model on the CPU EP")
+    for ep in ("cpu", "dml-api"):
+        _chain(folder, f"{name}.json", ep)
+        _assert_matches(np.load(folder / "y.npy"), expected, f"{name}: y on {ep}")
+
+
+# -- descs the DirectML EP writes past the pages' rules: ceil_mode pooling, REDUCE without Axes, ONE_HOT's
+# ValuesTensor of another rank (/tmp/stress/repros: maxpool_ceil, avgpool_ceil, einsum_*, reducesum_noop, onehot)
+
+
+def _one_node(path: Path, node: onnx.NodeProto, x: tuple[str, int, list[int]], y: list[int], inits: list | None = None) -> Path:
+    """A model of `node` alone: input (name, ONNX type, dims), FLOAT32 output `y` of those dims."""
+    graph = helper.make_graph(
+        [node],
+        path.stem,
+        [helper.make_tensor_value_info(*x)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y)],
+        inits or [],
+    )
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(path))
+    return path
+
+
+def _captured(model: Path, folder: Path) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Captures `model`: every partition read, its chain on the CPU EP and through DirectML's API
+    and its lowered model (CPU EP) all give the DirectML EP's output (expected/y.npy), returned
+    with the inputs the capture used."""
+    status, _, err = run_cli("capture", str(model), "-o", str(folder))
+    assert status == 0 and "not read" not in err and "cannot read" not in err, err
+    lowered = folder / f"{model.stem}.lowered.onnx"
+    assert lowered.is_file(), err
+    inputs = {p.stem: np.load(p) for p in (folder / "inputs").glob("*.npy")}
+    expected = np.load(folder / "expected" / "y.npy")
+    for ep in ("cpu", "dml-api"):
+        _chain(folder, f"{model.stem}.json", ep)
+        _assert_matches(np.load(folder / "y.npy"), expected, f"{model.stem}: y on {ep}")
+    _assert_matches(_original(lowered, inputs)["y"], expected, f"{model.stem}: the lowered model on the CPU EP")
+    return expected, inputs
+
+
+@live
+def test_max_pool_with_ceil_mode_is_captured_read_and_matched(tmp_path: Path) -> None:
+    """MaxPool k3 s2 p0 ceil_mode on 8x8: the DirectML EP writes OutputTensor [1, 1, 4, 4] (the
+    pages' formula: 3) with EndPadding 0; the last window reads columns 6 and 7 only."""
+    node = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)
+    model = _one_node(tmp_path / "maxpool_ceil.onnx", node, ("x", TensorProto.FLOAT, [1, 1, 8, 8]), [1, 1, 4, 4])
+    expected, inputs = _captured(model, tmp_path / "cap")
+    x = inputs["x"][0, 0]
+    want = [[x[max(0, 2 * i) : 2 * i + 3, 2 * j : 2 * j + 3].max() for j in range(4)] for i in range(4)]
+    assert expected[0, 0].tolist() == want
+    assert np.array_equal(_original(model, inputs)["y"], expected)  # ONNX's ceil_mode MaxPool agrees
+
+
+@live
+def test_average_pool_with_ceil_mode_and_padding_is_captured_read_and_matched(tmp_path: Path) -> None:
+    """AveragePool k3 s2 p1 ceil_mode count_include_pad on 6x6 -> 4x4: DirectML divides the last
+    window (one of its rows or columns past the padded input) by 9, the CPU EP by the 6 within it."""
+    node = helper.make_node(
+        "AveragePool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=1
+    )
+    model = _one_node(tmp_path / "avgpool_ceil.onnx", node, ("x", TensorProto.FLOAT, [1, 1, 6, 6]), [1, 1, 4, 4])
+    expected, inputs = _captured(model, tmp_path / "cap")
+    padded = np.pad(inputs["x"][0, 0].astype(np.float64), [(1, 2), (1, 2)])  # StartPadding 1, EndPadding 1 + 1
+    want = np.array([[padded[2 * i : 2 * i + 3, 2 * j : 2 * j + 3].sum() / 9 for j in range(4)] for i in range(4)])
+    np.testing.assert_allclose(expected[0, 0], want, rtol=1e-5, atol=1e-6)
+    cpu = _original(model, inputs)["y"][0, 0]
+    np.testing.assert_allclose(cpu[:3, :3], want[:3, :3], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(cpu[3, :3], want[3, :3] * 9 / 6, rtol=1e-5, atol=1e-6)  # ONNX Runtime: / 6
+
+
+@live
+@pytest.mark.parametrize(
+    ("name", "node", "x", "y"),
+    [
+        ("einsum_diag", helper.make_node("Einsum", ["x"], ["y"], equation="ii->i"), [4, 4], [4]),
+        ("einsum_transpose", helper.make_node("Einsum", ["x"], ["y"], equation="abc->cab"), [2, 3, 4], [4, 2, 3]),
+        ("reducesum_noop", helper.make_node("ReduceSum", ["x"], ["y"], noop_with_empty_axes=1), [2, 3], [2, 3]),
+    ],
+)
+def test_reduce_without_axes_is_captured_read_and_matched(
+    name: str, node: onnx.NodeProto, x: list[int], y: list[int], tmp_path: Path
+) -> None:
+    """The DirectML EP writes these as REDUCE SUM with AxisCount 0 over a strided view (the
+    diagonal: sizes [4], strides [5]); the transpose's graph output has Strides (3, 1, 6), which
+    the chain writes through."""
+    model = _one_node(tmp_path / f"{name}.onnx", node, ("x", TensorProto.FLOAT, x), y)
+    expected, inputs = _captured(model, tmp_path / "cap")
+    assert np.array_equal(expected, _original(model, inputs)["y"])
+    v = inputs["x"]
+    want = np.diagonal(v) if name == "einsum_diag" else np.transpose(v, (2, 0, 1)) if name == "einsum_transpose" else v
+    assert np.array_equal(expected, want)
+
+
+@live
+def test_one_hot_with_values_of_another_rank_is_captured_read_and_matched(tmp_path: Path) -> None:
+    """OneHot of [2, 5] INT64 indices, depth 7: the DirectML EP writes IndicesTensor [2, 5, 1] beside
+    ValuesTensor [1, 1, 1, 2]."""
+    inits = [
+        helper.make_tensor("depth", TensorProto.INT64, [], [7]),
+        helper.make_tensor("values", TensorProto.FLOAT, [2], [0.0, 1.0]),
+    ]
+    node = helper.make_node("OneHot", ["i", "depth", "values"], ["y"], axis=-1)
+    model = _one_node(tmp_path / "onehot.onnx", node, ("i", TensorProto.INT64, [2, 5]), [2, 5, 7], inits)
+    expected, inputs = _captured(model, tmp_path / "cap")
+    assert np.array_equal(expected, _original(model, inputs)["y"])
+    assert expected.sum() == np.count_nonzero((inputs["i"] >= -7) & (inputs["i"] < 7))

@@ -806,13 +806,14 @@ def test_softmax1_fused_into_gemm_as_attention_writes_it() -> None:
 @pytest.mark.parametrize("target", ["portable", "cuda", "dml"])
 def test_gather_in_a_graph_for_every_target(target: str) -> None:
     """The cuda target's GATHER reads its indices inside an If's branch: composing it into a graph
-    renames what the branch reads too (it ended in ONNX's shape inference's traceback)."""
-    data, idx = Tensor([1, 1, 4, 3]), Tensor([1, 1, 1, 5], "DML_TENSOR_DATA_TYPE_INT32")
-    out = Tensor([1, 1, 5, 3])
+    renames what the branch reads too (it ended in ONNX's shape inference's traceback). Two channels
+    before Axis: the cuda target guards it (with nothing before Axis it takes "masked", no If)."""
+    data, idx = Tensor([1, 2, 4, 3]), Tensor([1, 1, 1, 5], "DML_TENSOR_DATA_TYPE_INT32")
+    out = Tensor([1, 2, 5, 3])
     gather = Op("gather", "DML_OPERATOR_GATHER", ["r", "i"], ["y"], [data, idx], [out], [Attr("UInt32", 2), Attr("UInt32", 1)])
     g = parse(serialized([relu("relu", "x", "r", data), gather], ["x", "i"], ["y"]))
     model = sg.to_onnx(g, "g", target=target)
-    x = f32(np.arange(12).reshape(1, 1, 4, 3) - 5)
+    x = f32(np.arange(24).reshape(1, 2, 4, 3) - 5)
     i = np.array([3, 0, 0, 2, 1], np.int32).reshape(1, 1, 1, 5)
     got = runtime.create(model, "g", "cpu").run_all({"x": x, "i": i})["y"]
     np.testing.assert_array_equal(got, np.maximum(x, 0)[:, :, [3, 0, 0, 2, 1], :])
