@@ -92,6 +92,9 @@ DML_EP_FAILURES: dict[str, str] = {
     "DirectML's own operator gives inf (RECIP of +0, a difference squared past 65504, SINH/COSH past 11.8)",
     r"^CAST-FLOAT64-U?INT(8|16|32)-": "the DirectML EP's FLOAT64 comparisons and clips (the lowering's range checks "
     "before the Cast) come out wrong under lavapipe: values in range become 0 or -1 (DirectML's own CAST is right)",
+    r"^CONVOLUTION-FLOAT(32|16)-1d-strided-padded-backward-.*-G2-.*-resized\+4$": "the DirectML EP refuses the session "
+    "(E_INVALIDARG in MLOperatorAuthorImpl.cpp) of a grouped 1-D ConvTranspose with output_padding that the lowering "
+    "uses for an OutputTensor past the transposed result (DirectML's API computes the desc as the reference does)",
 }
 
 
@@ -232,7 +235,7 @@ def compared(case: Case, got: dict[str, np.ndarray]) -> Verdict:
 
 
 def failed(case_id: str, text: str) -> Verdict:
-    return Verdict(case_id, False, session_failure_reason(text), f"session failed: {text}")
+    return Verdict(case_id, False, session_failure_reason(text) or dml_ep_failure_reason(case_id), f"session failed: {text}")
 
 
 @functools.cache
