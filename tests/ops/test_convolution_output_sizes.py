@@ -19,7 +19,7 @@ from dml2onnx.core.errors import format_path
 from dml2onnx.graph import dml_ep
 from dml2onnx.graph.builder import DEFAULT_OPSET
 from dml2onnx.lowering import choices
-from dml2onnx.ops import registry
+from dml2onnx.ops import convolution, registry
 from support import make_desc, refusal, tensor
 
 OP = "CONVOLUTION"
@@ -27,23 +27,10 @@ TARGETS = ("portable", "cpu", "cuda", "dml")
 
 
 def fields(x: list[int], w: list[int], y: list[int], bias: bool = True, **more: Any) -> dict[str, Any]:
-    dims = len(x) - 2
-    f: dict[str, Any] = {
-        "InputTensor": tensor("FLOAT32", x),
-        "FilterTensor": tensor("FLOAT32", w),
-        "OutputTensor": tensor("FLOAT32", y),
-        "Mode": "CROSS_CORRELATION",
-        "Direction": "FORWARD",
-        "DimensionCount": dims,
-        "Strides": [1] * dims,
-        "Dilations": [1] * dims,
-        "StartPadding": [0] * dims,
-        "EndPadding": [0] * dims,
-        "OutputPadding": [0] * dims,
-        "GroupCount": 1,
-    }
+    """A FLOAT32 FORWARD cross-correlation desc (convolution.example's defaults), a one-element Bias."""
+    f: dict[str, Any] = dict(convolution.example("FLOAT32", x, w, y))
     if bias:
-        f["BiasTensor"] = tensor("FLOAT32", [1, 1] + [1] * dims)
+        f["BiasTensor"] = tensor("FLOAT32", [1, 1] + [1] * (len(x) - 2))
     return f | more
 
 
