@@ -6,7 +6,9 @@ past 2**53: the operators move them bit for bit):
 - `in_range`: indices within their dimensions (signed types: negative ones too, from the end);
 - `out_of_range`: indices up to twice past their dimension either way, which DirectML reads at
   the row-major offset of the coordinates, or at the input's last element outside the input
-  (README: GATHER).
+  (README: GATHER);
+- `owned-out_of_range` (GATHER, one per data type and index type): an embedding lookup (nothing
+  before Axis) from an input flagged OWNED_BY_DML, a constant, out of range.
 
 64-bit indices of 2**31 and more stay out: DirectML's 32-bit address arithmetic reads their low
 32 bits (tests/dml_findings.py)."""
@@ -114,3 +116,11 @@ def cases() -> Iterator[Case]:
                     idx = index_values(rng, index, _dims(op, fields), outside)
                     name = "out_of_range" if outside else "in_range"
                     yield Case(f"{op}-{dtype}-{index}-rank{rank}-{name}", op, fields, {"InputTensor": x, "IndicesTensor": idx})
+                if op == "GATHER":  # an embedding lookup from a constant (gather_masked.py's padded table)
+                    fields = _fields(op, dtype, index, 3)
+                    assert fields is not None
+                    fields["InputTensor"]["Flags"] = "DML_TENSOR_FLAG_OWNED_BY_DML"
+                    x = bits(rng, dtype, tuple(fields["InputTensor"]["Sizes"]))
+                    idx = index_values(rng, index, _dims(op, fields), True)
+                    name = f"{op}-{dtype}-{index}-rank3-owned-out_of_range"
+                    yield Case(name, op, fields, {"InputTensor": x, "IndicesTensor": idx})

@@ -36,6 +36,9 @@ class Target:
     sign_of_nan_is_zero: bool = False
     # MaxPool takes FLOAT16 (the CUDA EP's cuDNN kernel; the CPU EP's takes FLOAT32 and 8-bit integers)
     max_pool_half: bool = False
+    # AveragePool takes FLOAT16 and computes it as FLOAT32 does, rounding once (the CUDA EP's cuDNN
+    # kernel: bit for bit the FLOAT32 pool rounded back, windows of 3x3 to 56x56 measured on an H200)
+    average_pool_half: bool = False
 
     def log_softmax_exact_for(self, length: int, rows: int, itemsize: int) -> bool:
         """Whether the EP's own LogSoftmax over rows of `length` elements (`rows` of them, each
@@ -72,6 +75,7 @@ TARGETS: dict[str, Target] = {
             log_softmax_exact_on_long_rows=True,
             sign_of_nan_is_zero=True,
             max_pool_half=True,
+            average_pool_half=True,
         ),
         # The DirectML EP registers Hardmax, ArgMax on every integer type with select_last_index,
         # and OneHot with INT32/INT64/UINT32/UINT64 indices and any value type (dml_ep_registry).

@@ -50,13 +50,16 @@ def fold(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model without the Identities and Reshapes that leave a value as it is (same shape), and
     with each chain of Reshapes one Reshape, where the values in between are read by nothing else;
     each LayerNormalization (and an Add that feeds only it) on its tensor without DirectML's trailing
-    dimensions of 1 (_squeeze_layer_norms). The model must carry its shapes
+    dimensions of 1 (_squeeze_layer_norms); a Reshape after an element-wise or last-axis Softmax node
+    before it (_views_before_rows). The model must carry its shapes
     (onnx.shape_inference.infer_shapes); it is changed in place."""
     g = model.graph
     shapes = _static_shapes(g)
     _squeeze_layer_norms(g, shapes)
     _drop_same_views(g, shapes)
     _drop_broadcasts(g, shapes)
+    while _views_before_rows(g, shapes):  # an op moved before one Reshape may meet the next
+        pass
     _merge_reshape_chains(g, shapes)
     _drop_same_views(g, shapes)  # a merged chain may end where it began
     used = _uses(g)
@@ -205,6 +208,53 @@ def _drop_broadcasts(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -> 
             n.input[:] = [alias.get(v, v) for v in n.input]
         del g.node[:]
         g.node.extend(kept)
+
+
+# ONNX ops of one input whose result element i depends on input element i alone (each Reshape moves
+# both alike); and those that compute along the last axis only (a Reshape that keeps the last
+# dimension keeps every row whole)
+_ELEMENT_WISE = frozenset(("Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Cast", "Erf"))
+_LAST_AXIS = frozenset(("Softmax", "LogSoftmax"))
+
+
+def _views_before_rows(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -> bool:
+    """Reshape(op(x)) -> op(Reshape(x)) where `op` is element-wise, or a Softmax/LogSoftmax over the
+    last axis whose length the Reshape keeps, and only the Reshape reads op's result: the same values
+    (DirectML's 4-D view of a classifier's output, [1, 1, 1, 10], is then a Reshape of a Reshape,
+    which _merge_reshape_chains folds, so the Softmax reads the Gemm's [1, 10] itself). Whether any moved."""
+    outputs = {o.name for o in g.output}
+    uses = _uses(g)
+    made_by = {o: j for j, n in enumerate(g.node) for o in n.output}
+    moved: dict[int, list[onnx.NodeProto]] = {}  # a node's index -> the nodes in its place
+    for i, n in enumerate(g.node):
+        if n.op_type != "Reshape" or n.domain or n.input[0] not in made_by or n.output[0] not in shapes:
+            continue
+        j = made_by[n.input[0]]
+        op = g.node[j]
+        s, y = op.output[0], n.output[0]
+        if op.domain or len(op.input) != 1 or len(op.output) != 1 or uses[s] != 1 or s in outputs or j in moved:
+            continue
+        if op.op_type in _LAST_AXIS:
+            axis = next((a.i for a in op.attribute if a.name == "axis"), -1)
+            rank = len(shapes.get(s, ()))
+            if not rank or axis % rank != rank - 1 or shapes[s][-1] != shapes[y][-1]:
+                continue
+        elif op.op_type not in _ELEMENT_WISE:
+            continue
+        view = _copy(n)
+        view.input[0], view.output[0], view.name = op.input[0], f"{y} (before {op.op_type})", f"{n.name} (before {op.op_type})"
+        after = _copy(op)
+        after.input[0], after.output[0] = view.output[0], y
+        for a in after.attribute:
+            if a.name == "axis":
+                a.i = -1
+        shapes[view.output[0]] = shapes[y]
+        moved[j], moved[i] = [], [view, after]
+    if moved:
+        kept = [m for i, n in enumerate(g.node) for m in moved.get(i, [_copy(n)])]
+        del g.node[:]
+        g.node.extend(kept)
+    return bool(moved)
 
 
 def _merge_reshape_chains(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -> None:

@@ -84,7 +84,7 @@ DML_PREFERENCE = ("pool",)
 CPU_PREFERENCE = ("pool",)
 # MaxPool's types on the CPU, CUDA and DirectML EPs (MaxPool-12: float, float16, int8, uint8; the
 # CPU EP's float16 is not taken for granted: FLOAT16 and the 16-bit integers go through FLOAT32,
-# exactly). AveragePool: FLOAT32 (FLOAT16 through FLOAT32).
+# exactly). AveragePool: FLOAT32 (FLOAT16 through FLOAT32, but on the CUDA EP: average_pool_half).
 MAX_POOL_TYPES = (dtypes.FLOAT32, dtypes.INT8, dtypes.UINT8)
 MAX_POOL_VIA_FLOAT32 = (dtypes.FLOAT16, dtypes.INT16, dtypes.UINT16)
 
@@ -208,7 +208,8 @@ def _lower_pool(
         half = native or (b.target.max_pool_half and index_type is None)
         carrier = dtype if dtype in MAX_POOL_TYPES or (half and dtype == dtypes.FLOAT16) else dtypes.FLOAT32
     else:
-        carrier = dtype if native else dtypes.FLOAT32
+        half = w.kind == "AVERAGE" and b.target.average_pool_half and dtype == dtypes.FLOAT16
+        carrier = dtype if native or half else dtypes.FLOAT32
     if carrier != dtype:
         x = b.cast(x, carrier, "to_float32", f"{dtype} in FLOAT32, exactly")
     if w.kind == "MAX" and dtype.is_float and not native:

@@ -172,3 +172,44 @@ def test_an_expand_before_an_operator_that_broadcasts_itself_goes() -> None:
     got = ort.InferenceSession(folded.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
+
+
+def test_a_softmax_between_views_reads_the_gemms_result_itself() -> None:
+    """DirectML's classifier head: Gemm [1, 10] -> a 4-D view [1, 1, 1, 10] -> Softmax on its last
+    axis -> the buffer [10] -> the model's output [1, 10]. The Reshapes move before the Softmax and
+    fold away. Kept: a Softmax whose last axis a Reshape splits ([2, 5]), one over another axis, and
+    a Relu whose result another node reads too."""
+    nodes = [
+        helper.make_node("Reshape", ["x", "as_4d"], ["x4"], name="view"),
+        helper.make_node("Softmax", ["x4"], ["p4"], name="softmax", axis=3),
+        helper.make_node("Reshape", ["p4", "flat"], ["p_flat"], name="to_buffer"),
+        helper.make_node("Reshape", ["p_flat", "as_2d"], ["p"], name="to_output"),
+        helper.make_node("Softmax", ["x4"], ["q4"], name="softmax_split", axis=-1),
+        helper.make_node("Reshape", ["q4", "as_2x5"], ["q"], name="split_rows"),
+        helper.make_node("Softmax", ["x4"], ["r4"], name="softmax_outer", axis=1),
+        helper.make_node("Reshape", ["r4", "as_2d"], ["r"], name="outer_view"),
+        helper.make_node("Relu", ["x4"], ["s4"], name="relu"),
+        helper.make_node("Reshape", ["s4", "as_2d"], ["s"], name="relu_view"),
+        helper.make_node("Neg", ["s4"], ["t"], name="other_reader"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 10])],
+        [
+            *(helper.make_tensor_value_info(n, TensorProto.FLOAT, d) for n, d in (("p", [1, 10]), ("q", [2, 5]), ("r", [1, 10]))),
+            *(helper.make_tensor_value_info(n, TensorProto.FLOAT, d) for n, d in (("s", [1, 10]), ("t", [1, 1, 1, 10]))),
+        ],
+        [_shape("as_4d", [1, 1, 1, 10]), _shape("flat", [10]), _shape("as_2d", [1, 10]), _shape("as_2x5", [2, 5])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    feeds = {"x": np.linspace(-3, 4, 10, dtype=np.float32).reshape(1, 10)}
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    folded = views.fold(onnx.shape_inference.infer_shapes(model))
+    onnx.checker.check_model(folded, full_check=True)
+    made = {n.output[0]: n for n in folded.graph.node}
+    assert made["p"].op_type == "Softmax" and list(made["p"].input) == ["x"]
+    assert [made[v].op_type for v in "qrs"] == ["Reshape"] * 3
+    got = ort.InferenceSession(folded.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)

@@ -14,8 +14,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from batched_sessions import Member, run_bisecting
 from dml2onnx import lowering
-from dml2onnx.backends import dmlapi, winhost
+from dml2onnx.backends import dmlapi, runtime, winhost
 from dml2onnx.core import operator_table
 from dml2onnx.core.errors import format_path
 from dml2onnx.graph import dml_ep
@@ -485,8 +486,24 @@ def test_directml_takes_an_exponent_of_another_type(x_type: str, e_type: str, sb
 
 @pytest.mark.dml
 @pytest.mark.skipif(not winhost.available(), reason="the DirectML EP under Wine is not set up (make dml-setup)")
-@pytest.mark.parametrize("sb", _MIXED_SCALE_BIAS)
-@pytest.mark.parametrize(("x_type", "e_type"), _MIXED)
-def test_an_exponent_of_another_type_on_the_directml_ep(x_type: str, e_type: str, sb: tuple[float, float] | None) -> None:
-    fields, feeds = _mixed_case(x_type, e_type, sb)
-    assert_matches_reference("dml", "ELEMENT_WISE_POW", fields, feeds)
+def test_an_exponent_of_another_type_on_the_directml_ep(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every pairing and ScaleBias above on the DirectML EP, the lowered graphs merged into one
+    session (tests/batched_sessions.py: a session under Wine costs seconds, whatever its size), with
+    DirectML graph fusion off as in tests/backends/test_dml_ep_matrix.py (on, each member would be a
+    fused partition of its own)."""
+    monkeypatch.setenv("DML2ONNX_DML_FUSION", "0")
+    members, descs = [], {}
+    for x_type, e_type in _MIXED:
+        for sb in _MIXED_SCALE_BIAS:
+            fields, feeds = _mixed_case(x_type, e_type, sb)
+            key = f"{x_type}^{e_type} {sb}"
+            descs[key] = (desc := make_desc("ELEMENT_WISE_POW", fields)), feeds
+            members.append(Member(key, lowering.lower(desc, "test"), feeds))
+    outcome = run_bisecting(members, lambda m, name: runtime.create(m, name, "dml"), "pow")
+    assert outcome.failures == {}
+    bad = {}
+    for key, (desc, feeds) in descs.items():
+        got = lowering.by_field(desc, outcome.outputs[key])
+        if m := mismatches(desc, got, registry.reference_outputs(desc, feeds), "dml"):
+            bad[key] = m
+    assert bad == {}

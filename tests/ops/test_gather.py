@@ -315,13 +315,15 @@ def test_guarded_only_on_the_cuda_target() -> None:
 
 
 @pytest.mark.parametrize("ep", EP_PARAMS)
+@pytest.mark.parametrize("owned", [False, True], ids=["input", "owned"])
 @pytest.mark.parametrize("index_type", ["INT32", "INT64", "UINT32", "UINT64"])
-def test_masked_embedding_lookup_at_the_edges_of_the_range(index_type: str, ep: str) -> None:
+def test_masked_embedding_lookup_at_the_edges_of_the_range(index_type: str, owned: bool, ep: str) -> None:
     """ "masked" (an embedding lookup: nothing before Axis), every target's where it applies: no If, no
     reduction; each index in range reads its row, each one outside reads the input's last element in
-    every place of its row, as DirectML (and "flat") do; every edge of every index type, bit for bit."""
+    every place of its row, as DirectML (and "flat") do; every edge of every index type, bit for bit.
+    A constant input (OWNED_BY_DML) takes the padded table: one Gather of the rows, no mask."""
     fields = {
-        "InputTensor": tensor(F32, [1, 5, 3]),
+        "InputTensor": tensor(F32, [1, 5, 3]) | ({"Flags": "DML_TENSOR_FLAG_OWNED_BY_DML"} if owned else {}),
         "IndicesTensor": tensor(index_type, [1, 1, 4]),
         "OutputTensor": tensor(F32, [1, 4, 3]),
         "Axis": 1,
@@ -330,7 +332,9 @@ def test_masked_embedding_lookup_at_the_edges_of_the_range(index_type: str, ep: 
     d = make_desc("GATHER", fields)
     assert {choices.choose(d, t, DEFAULT_OPSET) for t in ("portable", "cpu", "cuda")} == {"masked"}
     model = lowering.lower(d, "t", target="portable")
-    assert not {"If", "ReduceMax", "ReduceMin"} & {n.op_type for n in model.graph.node}
+    ops = [n.op_type for n in model.graph.node]
+    assert not {"If", "ReduceMax", "ReduceMin"} & set(ops)
+    assert (ops.count("Gather"), "Where" in ops, "GatherElements" in ops) == ((2, False, False) if owned else (1, True, True))
     session = runtime.create(model, "t", ep)
     x = np.arange(15, dtype=np.float32).reshape(1, 5, 3)
     x.view(np.uint32)[0, 4, 2] = 0x7FC12345  # the last element, read by every index out of range: a NaN payload
