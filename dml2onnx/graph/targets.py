@@ -39,6 +39,8 @@ class Target:
     # AveragePool takes FLOAT16 and computes it as FLOAT32 does, rounding once (the CUDA EP's cuDNN
     # kernel: bit for bit the FLOAT32 pool rounded back, windows of 3x3 to 56x56 measured on an H200)
     average_pool_half: bool = False
+    # Clip takes INT8 and UINT8 (the CPU and CUDA EPs' Clip-13; the DirectML EP's takes floats only)
+    clip_8bit: bool = False
 
     def log_softmax_exact_for(self, length: int, rows: int, itemsize: int) -> bool:
         """Whether the EP's own LogSoftmax over rows of `length` elements (`rows` of them, each
@@ -76,6 +78,7 @@ TARGETS: dict[str, Target] = {
             sign_of_nan_is_zero=True,
             max_pool_half=True,
             average_pool_half=True,
+            clip_8bit=True,
         ),
         # The DirectML EP registers Hardmax, ArgMax on every integer type with select_last_index,
         # and OneHot with INT32/INT64/UINT32/UINT64 indices and any value type (dml_ep_registry).

@@ -50,14 +50,18 @@ def fold(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model without the Identities and Reshapes that leave a value as it is (same shape), and
     with each chain of Reshapes one Reshape, where the values in between are read by nothing else;
     each LayerNormalization (and an Add that feeds only it) on its tensor without DirectML's trailing
-    dimensions of 1 (_squeeze_layer_norms); a Reshape after an element-wise or last-axis Softmax node
+    dimensions of 1 (_squeeze_layer_norms); an Expand after the element-wise node it fed
+    (_expand_after_element_wise); a BOOL Cast to another type and back (_drop_bool_round_trips); a
+    Reshape after an element-wise or last-axis Softmax node
     before it (_views_before_rows). The model must carry its shapes
     (onnx.shape_inference.infer_shapes); it is changed in place."""
     g = model.graph
     shapes = _static_shapes(g)
     _squeeze_layer_norms(g, shapes)
     _drop_same_views(g, shapes)
+    _expand_after_element_wise(g, shapes)
     _drop_broadcasts(g, shapes)
+    _drop_bool_round_trips(g)
     while _views_before_rows(g, shapes):  # an op moved before one Reshape may meet the next
         pass
     _merge_reshape_chains(g, shapes)
@@ -215,6 +219,60 @@ def _drop_broadcasts(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -> 
 # dimension keeps every row whole)
 _ELEMENT_WISE = frozenset(("Relu", "Sigmoid", "Tanh", "Exp", "Log", "Neg", "Abs", "Sqrt", "Reciprocal", "Cast", "Erf"))
 _LAST_AXIS = frozenset(("Softmax", "LogSoftmax"))
+
+
+def _expand_after_element_wise(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -> None:
+    """op(Expand(x)) -> Expand(op(x)) where `op` is element-wise (a Cast of DirectML's broadcast
+    attention mask) and reads the only use of the Expand: the same values, op on the smaller tensor,
+    and the Expand then before whatever reads op's result, where _drop_broadcasts may drop it."""
+    outputs = {o.name for o in g.output}
+    uses = _uses(g)
+    made_by = {o: j for j, n in enumerate(g.node) for o in n.output}
+    moved: dict[int, list[onnx.NodeProto]] = {}
+    for i, n in enumerate(g.node):
+        if n.op_type not in _ELEMENT_WISE or n.domain or len(n.input) != 1 or n.input[0] not in made_by:
+            continue
+        j = made_by[n.input[0]]
+        e = g.node[j]
+        if e.op_type != "Expand" or e.domain or uses[e.output[0]] != 1 or e.output[0] in outputs or j in moved:
+            continue
+        if e.input[0] not in shapes or n.output[0] not in shapes:
+            continue
+        small = _copy(n)
+        small.input[0], small.output[0] = e.input[0], f"{n.output[0]} (before Expand)"
+        expand = _copy(e)
+        expand.input[0], expand.output[0] = small.output[0], n.output[0]
+        shapes[small.output[0]] = shapes[e.input[0]]
+        moved[j], moved[i] = [], [small, expand]
+    if moved:
+        kept = [m for i, n in enumerate(g.node) for m in moved.get(i, [_copy(n)])]
+        del g.node[:]
+        g.node.extend(kept)
+
+
+def _drop_bool_round_trips(g: onnx.GraphProto) -> None:
+    """Cast(to BOOL) of a Cast of a BOOL value (DirectML holds BOOL as UINT8: a LOGICAL_AND's result
+    read as a Where's condition) is that value: 0 and 1 go back to false and true. The first Cast
+    goes too where nothing else reads it."""
+    bools = {vi.name for vi in (*g.input, *g.value_info, *g.output) if vi.type.tensor_type.elem_type == onnx.TensorProto.BOOL}
+    outputs = {o.name for o in g.output}
+    made_by = {o: n for n in g.node for o in n.output}
+    alias: dict[str, str] = {}
+    for n in g.node:
+        inner = made_by.get(n.input[0]) if n.op_type == "Cast" and not n.domain else None
+        to_bool = any(a.name == "to" and a.i == onnx.TensorProto.BOOL for a in n.attribute)
+        if inner is None or not to_bool or inner.op_type != "Cast" or inner.domain or n.output[0] in outputs:
+            continue
+        if inner.input[0] in bools:
+            alias[n.output[0]] = inner.input[0]
+    if not alias:
+        return
+    kept = [_copy(n) for n in g.node if n.output[0] not in alias or n.op_type != "Cast"]
+    for n in kept:
+        n.input[:] = [alias.get(v, v) for v in n.input]
+    uses = Counter(v for n in kept for v in n.input) + Counter(outputs)
+    del g.node[:]
+    g.node.extend(n for n in kept if n.op_type != "Cast" or uses[n.output[0]] or n.output[0] in outputs)
 
 
 def _views_before_rows(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -> bool:

@@ -282,6 +282,11 @@ def _clamp(names: tuple[str, ...]) -> tuple[Any, Any, Any, Any]:
         steps += [(bounds[0], True)] if bounds[0] > info.min else []
         if not steps:
             return xs[0]
+        if b.target.clip_8bit and dtype.size == 1 and (len(bounds) == 1 or bounds[0] <= bounds[1]):
+            # one Clip in the type itself, where Min <= Max (Clip's order then agrees with DirectML's)
+            lo, hi = bounds[0], bounds[1] if len(bounds) == 2 else info.max
+            ends = [b.scalar(v, dtype, n) for v, n in ((lo, "min"), (hi, "max"))]
+            return b.node("Clip", [xs[0], *ends], "clip", f"min(max(x, {lo}), {hi}) in {dtype}")
         y = _widen(b, xs, dtype)[0]
         for bound, maximum in steps:
             y = _extreme(b, y, b.scalar(bound, ct, "min" if maximum else "max"), dtype, maximum=maximum)

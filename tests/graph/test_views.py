@@ -140,8 +140,9 @@ def test_a_layer_norm_loses_directmls_trailing_ones_so_onnx_runtime_fuses_the_re
 
 def test_an_expand_before_an_operator_that_broadcasts_itself_goes() -> None:
     """A mask [1, 1, 4] expanded to [2, 3, 4] and added to scores [2, 3, 4]: Add broadcasts it itself.
-    Kept: the Expand a Cast reads (Cast does not broadcast), and one whose Add's other input is as
-    small (without it the sum would be [1, 1, 4])."""
+    Kept: the Expand a Cast reads (Cast does not broadcast; it moves after the Cast, which then
+    converts the small mask), and one whose Add's other input is as small (without it the sum would
+    be [1, 1, 4])."""
     nodes = [
         helper.make_node("Expand", ["mask", "full"], ["mask_full"], name="expand"),
         helper.make_node("Add", ["scores", "mask_full"], ["y"], name="add"),
@@ -167,8 +168,9 @@ def test_an_expand_before_an_operator_that_broadcasts_itself_goes() -> None:
     feeds = {"scores": np.arange(24, dtype=np.float32).reshape(2, 3, 4), "mask": np.array([[[0, -1e4, 0, -1e4]]], np.float32)}
     want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
     folded = views.fold(onnx.shape_inference.infer_shapes(model))
-    assert [n.name for n in folded.graph.node] == ["add", "expand_for_cast", "cast", "expand_for_small", "small_add"]
+    assert [n.name for n in folded.graph.node] == ["add", "cast", "expand_for_cast", "expand_for_small", "small_add"]
     assert list(folded.graph.node[0].input) == ["scores", "mask"]
+    assert list(folded.graph.node[1].input) == ["mask"]  # the Cast on the small mask, then the Expand
     got = ort.InferenceSession(folded.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
@@ -213,3 +215,46 @@ def test_a_softmax_between_views_reads_the_gemms_result_itself() -> None:
     got = ort.InferenceSession(folded.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
     for g, w in zip(got, want, strict=True):
         np.testing.assert_array_equal(g, w)
+
+
+def test_a_boolean_mask_keeps_no_expand_and_no_cast_round_trip() -> None:
+    """DirectML's attention mask: a BOOL [1, 1, 1, 4] held as UINT8, broadcast to [1, 1, 4, 4] (an
+    Expand) and read as BOOL by a LOGICAL_AND, whose UINT8 result a Where reads as BOOL. The Expand
+    moves after its Cast and goes (And broadcasts), each BOOL -> UINT8 -> BOOL pair of Casts goes."""
+    nodes = [
+        helper.make_node("Cast", ["mask"], ["held"], name="held", to=TensorProto.UINT8),
+        helper.make_node("Expand", ["held", "full"], ["held_full"], name="broadcast"),
+        helper.make_node("Cast", ["held_full"], ["truth"], name="truth", to=TensorProto.BOOL),
+        helper.make_node("And", ["truth", "causal"], ["both"], name="and"),
+        helper.make_node("Cast", ["both"], ["both_held"], name="both_held", to=TensorProto.UINT8),
+        helper.make_node("Cast", ["both_held"], ["condition"], name="condition", to=TensorProto.BOOL),
+        helper.make_node("Where", ["condition", "scores", "lowest"], ["y"], name="where"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [
+            helper.make_tensor_value_info("mask", TensorProto.BOOL, [1, 1, 1, 4]),
+            helper.make_tensor_value_info("scores", TensorProto.FLOAT, [1, 1, 4, 4]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 4, 4])],
+        [
+            _shape("full", [1, 1, 4, 4]),
+            numpy_helper.from_array(np.tril(np.ones((4, 4), bool)).reshape(1, 1, 4, 4), "causal"),
+            numpy_helper.from_array(np.array(-3.0e38, np.float32), "lowest"),
+        ],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+    feeds = {
+        "mask": np.array([True, False, True, True]).reshape(1, 1, 1, 4),
+        "scores": np.arange(16, dtype=np.float32).reshape(1, 1, 4, 4),
+    }
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    folded = views.fold(onnx.shape_inference.infer_shapes(model))
+    onnx.checker.check_model(folded, full_check=True)
+    assert [(n.op_type, list(n.input)) for n in folded.graph.node] == [
+        ("And", ["mask", "causal"]),
+        ("Where", ["both", "scores", "lowest"]),
+    ]
+    got = ort.InferenceSession(folded.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_array_equal(got, want)

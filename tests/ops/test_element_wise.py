@@ -12,12 +12,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from dml2onnx import lowering
+from dml2onnx.backends import runtime
 from dml2onnx.cases.element_wise import ROWS, _params  # element_wise.py's and element_wise_arithmetic.py's rows
 from dml2onnx.core import dtypes, operator_table
 from dml2onnx.core.errors import format_path
 from dml2onnx.ops import registry
 from strategies import SEEDS, element_values, shapes
-from support import EPS, assert_matches_reference, lowered_and_reference, refusal, tensor
+from support import EPS, assert_matches_reference, lowered_and_reference, make_desc, refusal, tensor
 
 UNARY = [n for n in ROWS if "InputTensor" in {f.name for f in operator_table.OPERATORS[n].fields}]
 
@@ -246,3 +248,31 @@ def test_round_modes_as_directml(mode: str, want: list[float]) -> None:
     x = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -1.2, 1.7, -0.3, 0.49999997]
     got, ref = unary("ELEMENT_WISE_ROUND", "FLOAT32", x, RoundingMode=mode)
     assert got.tolist() == ref.tolist() == [want]  # equal as numbers: the sign of a zero is not compared (README)
+
+
+@pytest.mark.parametrize(
+    ("op", "dtype", "bounds", "x", "want"),
+    [
+        ("ELEMENT_WISE_CLIP1", "UINT8", (0, 1), [0, 1, 2, 255], [0, 1, 1, 1]),  # a Cast to BOOL's clamp
+        ("ELEMENT_WISE_CLIP1", "INT8", (-3, 100), [-128, -4, -3, 99, 101, 127], [-3, -3, -3, 99, 100, 100]),
+        ("ELEMENT_WISE_CLIP", "INT8", (-2.9, 2.9), [-128, -3, -2, 2, 3, 127], [-2, -2, -2, 2, 2, 2]),  # bounds truncated
+        ("ELEMENT_WISE_CLIP", "UINT8", (3.0, 2.0), [0, 2, 3, 255], [3, 3, 3, 3]),  # Min > Max: Min, not one Clip
+    ],
+)
+def test_an_8_bit_clamp_on_the_cuda_target_is_one_clip(op: str, dtype: str, bounds: tuple, x: list[int], want: list[int]) -> None:
+    """The `cuda` target clamps INT8/UINT8 with one Clip in the type (the CPU and CUDA EPs take it)
+    where Min <= Max; its graph, run on the CPU EP, gives DirectML's values."""
+    lo, hi = bounds
+    scalars = {"Min": lo, "Max": hi}
+    if op == "ELEMENT_WISE_CLIP1":
+        key = dtype.title().replace("int", "Int")
+        scalars = {"MinMaxDataType": dtype, "Min": {key: lo}, "Max": {key: hi}}
+    fields = {"InputTensor": tensor(dtype, [len(x)]), "OutputTensor": tensor(dtype, [len(x)]), **scalars}
+    desc = make_desc(op, fields)
+    model = lowering.lower(desc, "t", target="cuda")
+    ops = [n.op_type for n in model.graph.node]
+    assert ops == (["Clip"] if lo <= hi else ["Cast", "Min", "Max", "Cast"]), ops
+    feeds = {"InputTensor": np.array(x, dtype.lower())}
+    got = runtime.create(model, "t", "cpu").run(feeds)
+    np.testing.assert_array_equal(got, np.array(want, dtype.lower()))
+    np.testing.assert_array_equal(registry.family(op).reference(desc, feeds), np.array(want, dtype.lower()))
