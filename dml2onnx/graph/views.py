@@ -62,7 +62,8 @@ def fold(model: onnx.ModelProto) -> onnx.ModelProto:
     _expand_after_element_wise(g, shapes)
     _drop_broadcasts(g, shapes)
     _drop_bool_round_trips(g)
-    while _views_before_rows(g, shapes):  # an op moved before one Reshape may meet the next
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+    while _views_before_rows(g, shapes, opset):  # an op moved before one Reshape may meet the next
         pass
     _merge_reshape_chains(g, shapes)
     _drop_same_views(g, shapes)  # a merged chain may end where it began
@@ -258,6 +259,7 @@ def _drop_bool_round_trips(g: onnx.GraphProto) -> None:
     outputs = {o.name for o in g.output}
     made_by = {o: n for n in g.node for o in n.output}
     alias: dict[str, str] = {}
+    inners: set[str] = set()  # the first Casts' results
     for n in g.node:
         inner = made_by.get(n.input[0]) if n.op_type == "Cast" and not n.domain else None
         to_bool = any(a.name == "to" and a.i == onnx.TensorProto.BOOL for a in n.attribute)
@@ -265,17 +267,24 @@ def _drop_bool_round_trips(g: onnx.GraphProto) -> None:
             continue
         if inner.input[0] in bools:
             alias[n.output[0]] = inner.input[0]
+            inners.add(inner.output[0])
     if not alias:
         return
-    kept = [_copy(n) for n in g.node if n.output[0] not in alias or n.op_type != "Cast"]
+    kept = [_copy(n) for n in g.node if n.output[0] not in alias]
     for n in kept:
         n.input[:] = [alias.get(v, v) for v in n.input]
-    uses = Counter(v for n in kept for v in n.input) + Counter(outputs)
+        for a in n.attribute:
+            for sub in (*([a.g] if a.HasField("g") else []), *a.graphs):
+                rename.rename_outer(sub, alias)
     del g.node[:]
-    g.node.extend(n for n in kept if n.op_type != "Cast" or uses[n.output[0]] or n.output[0] in outputs)
+    g.node.extend(kept)
+    used = _uses(g)  # subgraphs' reads included
+    kept = [_copy(n) for n in g.node if n.output[0] not in inners or used[n.output[0]]]
+    del g.node[:]
+    g.node.extend(kept)
 
 
-def _views_before_rows(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -> bool:
+def _views_before_rows(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]], opset: int) -> bool:
     """Reshape(op(x)) -> op(Reshape(x)) where `op` is element-wise, or a Softmax/LogSoftmax over the
     last axis whose length the Reshape keeps, and only the Reshape reads op's result: the same values
     (DirectML's 4-D view of a classifier's output, [1, 1, 1, 10], is then a Reshape of a Reshape,
@@ -293,6 +302,8 @@ def _views_before_rows(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -
         if op.domain or len(op.input) != 1 or len(op.output) != 1 or uses[s] != 1 or s in outputs or j in moved:
             continue
         if op.op_type in _LAST_AXIS:
+            if opset < 13:  # (Log)Softmax-1/11 flatten from their axis, 1 by default
+                continue
             axis = next((a.i for a in op.attribute if a.name == "axis"), -1)
             rank = len(shapes.get(s, ()))
             if not rank or axis % rank != rank - 1 or shapes[s][-1] != shapes[y][-1]:

@@ -258,3 +258,22 @@ def test_a_boolean_mask_keeps_no_expand_and_no_cast_round_trip() -> None:
     ]
     got = ort.InferenceSession(folded.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     np.testing.assert_array_equal(got, want)
+
+
+def test_a_softmax_before_opset_13_keeps_its_views() -> None:
+    """Softmax-11 flattens from its axis (1 by default): a Reshape after it does not move before it."""
+    nodes = [
+        helper.make_node("Reshape", ["x", "as_4d"], ["x4"], name="view"),
+        helper.make_node("Softmax", ["x4"], ["p4"], name="softmax"),
+        helper.make_node("Reshape", ["p4", "as_2d"], ["p"], name="to_output"),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 6])],
+        [helper.make_tensor_value_info("p", TensorProto.FLOAT, [2, 6])],
+        [_shape("as_4d", [2, 1, 2, 3]), _shape("as_2d", [2, 6])],
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=6)
+    folded = views.fold(onnx.shape_inference.infer_shapes(model))
+    assert [n.name for n in folded.graph.node] == ["view", "softmax", "to_output"]
