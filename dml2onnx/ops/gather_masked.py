@@ -59,14 +59,16 @@ def lower(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     i, kind = _indices(desc, b, inputs)
     low = -dim if index_type.is_signed else 0
     above = b.node("Greater", [i, b.scalar(low - 1, kind, "low_bound")], "from_low", f"index >= {low}")
-    ok = b.node("And", [above, b.node("Less", [i, b.scalar(dim, kind, "dim")], "below_dim", f"index < {dim}")], "in_range", "")
+    below = b.node("Less", [i, b.scalar(dim, kind, "dim")], "below_dim", f"index < {dim}")
+    ok = b.node("And", [above, below], "in_range", "the index is in range")
     rows = b.node("Where", [ok, i, b.scalar(dim - 1, kind, "last_row")], "rows", "out of range: the last row")
     y = b.node("Gather", [inputs["InputTensor"], rows], "gather", "the input's rows at the indices", axis=a)
     if inner > 1:
         y = b.reshape(y, [k, inner], "rows_flat", "one row per index")
         ok_rows = b.reshape(ok, [k, 1], "in_range_rows", "in range, per row")
         own = b.i64(np.arange(inner, dtype=np.int64).reshape(1, inner), "columns")
-        cols = b.node("Where", [ok_rows, own, b.scalar(inner - 1, dtypes.INT64, "last_column")], "columns_read", "")
+        last = b.scalar(inner - 1, dtypes.INT64, "last_column")
+        cols = b.node("Where", [ok_rows, own, last], "columns_read", "its own column in range, else the last")
         y = b.node("GatherElements", [y, cols], "elements", "out-of-range rows: the input's last element", axis=1)
     return b.reshape(y, list(out.sizes), "output", "at OutputTensor's Sizes")
 
@@ -97,7 +99,7 @@ def _padded(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     # past 31 bits (1.31.1: Min(2**31, 5) gives 2**31, Max(-2**31 - 1, -6) gives -2**31 - 1; measured)
     f32 = dtypes.FLOAT32  # dim < 2**24
     f = b.cast(i, f32, "indices_float", "the indices in FLOAT32")
-    f = b.node("Clip", [f, b.scalar(-dim - 1, f32, "below_range"), b.scalar(dim, f32, "above_range")], "clip", "")
+    f = b.node("Clip", [f, b.scalar(-dim - 1, f32, "below_range"), b.scalar(dim, f32, "above_range")], "clip", "held in range")
     clamped = b.cast(f, kind, "clamped", f"in [{-dim - 1}, {dim}]")
     # position p >= 0 holds p's row, position -p (from the end) -p's; dim and -dim - 1 the padded row
     negative = np.arange(dim) if desc.tensor("IndicesTensor").data_type.is_signed else np.full(dim, dim)
