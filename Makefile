@@ -29,7 +29,8 @@ run: $(STAMP)
 	echo "== verdict: $$total models run on $${EP:-cpu}; $$ok of $$total match the numpy reference"; \
 	test $$ok -eq $$total
 
-# The suite on every core (pytest-xdist): about 7 minutes on a 2-core machine (CI, 2026-11-23).
+# The suite on every core (pytest-xdist): 9 to 16 minutes on the 2-core machine, whose speed varies (2026-12-03);
+# the operator matrix runs one test per operator, 100 cases to a session (tests/matrix_runs.py).
 test: $(STAMP)
 	$(PY) -m ruff check dml2onnx tests tools
 	$(PY) -m pytest -q -n auto

@@ -4,7 +4,7 @@
 # for the `portable` and `cuda` targets with CPU fallback off, and the families' property tests on
 # the CUDA EP), then benchmark cases beside PyTorch. Results go to $OUT.
 #   bash tools/gpu-families.sh 'MATRIX -k EXPRESSION' 'SUITE --only EXPRESSION' FAMILY_TEST_FILE...
-# The matrix and target tests run the cases the -k expression selects; the family test files
+# The matrix and target tests run the operators the -k expression selects (one test per operator); the family test files
 # run whole (their GPU-marked tests).
 set -uo pipefail
 OUT="${OUT:-/tmp/out}"; mkdir -p "$OUT"

@@ -54,6 +54,7 @@ from dml2onnx.core.errors import Dml2OnnxError, ModelError, RuntimeFailure, Usag
 from dml2onnx.formats import serialized_graph
 from dml2onnx.formats.flatbuf import root
 from dml2onnx.formats.onnx_dispatchable import GraphTensor, SessionSettings, interface, override_free_dimensions
+from dml2onnx.graph import inference
 
 SERIALIZE = "ep.dml.enable_graph_serialization"
 _NO_FALLBACK = "fallback to CPU EP has been explicitly disabled"
@@ -138,7 +139,7 @@ def _checked_model(path: Path, settings: SessionSettings) -> onnx.ModelProto:
     if any(t.data_location == TensorProto.EXTERNAL for t in model.graph.initializer):
         onnx.load_external_data_for_model(model, str(path.parent))
     try:
-        onnx.checker.check_model(model)
+        inference.check_model(model)
     except Exception as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ModelError((), f"{label} is not a valid ONNX model: {first}") from None

@@ -13,7 +13,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from dml2onnx.formats import dxdispatch
-from dml2onnx.graph import rename, views
+from dml2onnx.graph import inference, rename, views
 from dml2onnx.run import compose
 
 
@@ -122,6 +122,6 @@ def whole_model(model_json: Path, original: onnx.ModelProto, target: str = "port
     for prop in chain.metadata_props:
         whole.metadata_props.add(key=prop.key, value=prop.value)
     # the buffers' views between the partitions, and the adapters, fold away (graph/views.py)
-    whole = views.fold(onnx.shape_inference.infer_shapes(whole))
-    onnx.checker.check_model(whole)
+    whole = views.fold(inference.infer_shapes(whole))
+    inference.check_model(whole)
     return whole

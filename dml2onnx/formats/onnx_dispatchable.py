@@ -55,6 +55,7 @@ from dml2onnx.formats import resources, serialized_graph
 from dml2onnx.formats.bindings import Binding
 from dml2onnx.formats.dml_graph import SerializedGraph
 from dml2onnx.formats.resources import Resource
+from dml2onnx.graph import inference
 from dml2onnx.graph.builder import DEFAULT_OPSET
 from dml2onnx.lowering.tolerances import Tolerance
 
@@ -235,7 +236,7 @@ def _load_onnx(obj: dict[str, Any], path: JsonPath, model_dir: Path) -> onnx.Mod
             sp, f"{files.shown(source)} keeps tensors in external files ({external[0]}...), which dml2onnx does not read"
         )
     try:
-        onnx.checker.check_model(model)
+        inference.check_model(model)
     except Exception as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise ModelError(sp, f"{files.shown(source)} is not a valid ONNX model: {first}") from None

@@ -12,7 +12,7 @@ from dml2onnx import __version__
 from dml2onnx.core import featurelevels
 from dml2onnx.core.desc import OperatorDesc
 from dml2onnx.core.errors import UsageError
-from dml2onnx.graph import output_views, strided
+from dml2onnx.graph import inference, output_views, strided
 from dml2onnx.graph.builder import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET, GraphBuilder
 from dml2onnx.graph.targets import TARGETS
 from dml2onnx.lowering import choices
@@ -115,7 +115,8 @@ INVALID_GRAPH = (onnx.checker.ValidationError, onnx.shape_inference.InferenceErr
 
 
 def checked(model: onnx.ModelProto) -> onnx.ModelProto:
-    """Strict shape inference (every edge typed and shaped) and the checker's full check."""
-    model = onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True)
-    onnx.checker.check_model(model, full_check=True)
+    """Strict shape inference (every edge typed and shaped) and the checker's full check (on the
+    model's skeleton: graph/inference.py)."""
+    model = inference.infer_shapes(model, check_type=True, strict_mode=True)
+    inference.check_model(model, full_check=True)
     return model

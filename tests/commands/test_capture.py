@@ -228,6 +228,11 @@ def test_a_node_the_directml_ep_does_not_take_is_named_and_nothing_is_written(tm
 # -- the corpus ----------------------------------------------------------------------------------------------
 
 
+# Networks of over a GFLOP at their fixed 224x224 input (about 2 minutes each on the 2-core machine
+# with every chain): AlexNet, VGG-19, ZFNet-512.
+COMPUTE_BOUND = ("bvlc_alexnet", "vgg19", "zfnet512")
+
+
 @pytest.mark.dml
 @live
 @pytest.mark.parametrize("name", networks.NAMES)
@@ -249,8 +254,10 @@ def test_corpus_network_captured_read_and_matched(name: str, tmp_path: Path) -> 
         got = _original(path, result.inputs)
         for output, value in want.items():
             _assert_matches(got[output], value, f"{name}: {output} of the model lowered for {target}")
-    # dml-api: DirectML's API compiles each partition itself; the nodes outside run on the DirectML EP
-    for ep in ("cpu", "dml", "dml-api"):
+    # dml-api: DirectML's API compiles each partition itself; the nodes outside run on the DirectML EP.
+    # The lowered graphs of the heaviest networks skip the DirectML EP: their Conv/Gemm/pooling nodes
+    # are the other CNNs' (which run there), and each of their runs costs about a minute under lavapipe.
+    for ep in ("cpu", "dml-api") if name in COMPUTE_BOUND else ("cpu", "dml", "dml-api"):
         _chain(result.folder, result.model_json.name, ep)
         for output, value in want.items():
             got = np.load(result.folder / f"{capture.file_name(output)}.npy")

@@ -484,17 +484,23 @@ def test_directml_takes_an_exponent_of_another_type(x_type: str, e_type: str, sb
     assert not mismatches(desc, got, registry.reference_outputs(desc, feeds), "directml")
 
 
+# On the DirectML EP (its session compiles a kernel per node under lavapipe: all five ScaleBias
+# forms took two minutes) every pairing without ScaleBias and with the one that makes 32-bit
+# exponents of 2**31 and more; the CPU EP and DirectML's API take all five above.
+_MIXED_ON_THE_DML_EP = [None, (2.0**30, 3.0)]
+
+
 @pytest.mark.dml
 @pytest.mark.skipif(not winhost.available(), reason="the DirectML EP under Wine is not set up (make dml-setup)")
 def test_an_exponent_of_another_type_on_the_directml_ep(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every pairing and ScaleBias above on the DirectML EP, the lowered graphs merged into one
+    """Every pairing with _MIXED_ON_THE_DML_EP's ScaleBias on the DirectML EP, the lowered graphs merged into one
     session (tests/batched_sessions.py: a session under Wine costs seconds, whatever its size), with
     DirectML graph fusion off as in tests/backends/test_dml_ep_matrix.py (on, each member would be a
     fused partition of its own)."""
     monkeypatch.setenv("DML2ONNX_DML_FUSION", "0")
     members, descs = [], {}
     for x_type, e_type in _MIXED:
-        for sb in _MIXED_SCALE_BIAS:
+        for sb in _MIXED_ON_THE_DML_EP:
             fields, feeds = _mixed_case(x_type, e_type, sb)
             key = f"{x_type}^{e_type} {sb}"
             descs[key] = (desc := make_desc("ELEMENT_WISE_POW", fields)), feeds
