@@ -13,7 +13,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from dml2onnx.formats import dxdispatch
-from dml2onnx.graph import inference, rename, views
+from dml2onnx.graph import cuda_fusions, inference, rename, views
 from dml2onnx.run import compose
 
 
@@ -123,5 +123,7 @@ def whole_model(model_json: Path, original: onnx.ModelProto, target: str = "port
         whole.metadata_props.add(key=prop.key, value=prop.value)
     # the buffers' views between the partitions, and the adapters, fold away (graph/views.py)
     whole = views.fold(inference.infer_shapes(whole))
+    if target == "cuda":  # kernels of the CUDA EP's com.microsoft domain where they are exact (graph/cuda_fusions.py)
+        whole = cuda_fusions.fuse(inference.infer_shapes(whole))
     inference.check_model(whole)
     return whole

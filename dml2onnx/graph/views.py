@@ -51,9 +51,11 @@ def fold(model: onnx.ModelProto) -> onnx.ModelProto:
     with each chain of Reshapes one Reshape, where the values in between are read by nothing else;
     each LayerNormalization (and an Add that feeds only it) on its tensor without DirectML's trailing
     dimensions of 1 (_squeeze_layer_norms); an Expand after the element-wise node it fed
-    (_expand_after_element_wise); a BOOL Cast to another type and back (_drop_bool_round_trips); a
+    (_expand_after_element_wise); a BOOL Cast to another type and back (_drop_bool_round_trips); an integer Clip
+    read only as truth values (_drop_clips_read_as_truth); a
     Reshape after an element-wise or last-axis Softmax node
-    before it (_views_before_rows). The model must carry its shapes
+    before it (_views_before_rows); a Reshape that only adds or drops dimensions of 1 beside a
+    Transpose folded into its permutation (_unit_views_into_transposes). The model must carry its shapes
     (onnx.shape_inference.infer_shapes); it is changed in place."""
     g = model.graph
     shapes = _static_shapes(g)
@@ -62,10 +64,13 @@ def fold(model: onnx.ModelProto) -> onnx.ModelProto:
     _expand_after_element_wise(g, shapes)
     _drop_broadcasts(g, shapes)
     _drop_bool_round_trips(g)
+    _drop_clips_read_as_truth(g)
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
     while _views_before_rows(g, shapes, opset):  # an op moved before one Reshape may meet the next
         pass
     _merge_reshape_chains(g, shapes)
+    while _unit_views_into_transposes(g, shapes):  # each pass drops one Reshape per Transpose at most
+        _merge_reshape_chains(g, shapes)
     _drop_same_views(g, shapes)  # a merged chain may end where it began
     used = _uses(g)
     kept = [t for t in g.initializer if used[t.name]]
@@ -284,6 +289,65 @@ def _drop_bool_round_trips(g: onnx.GraphProto) -> None:
     g.node.extend(kept)
 
 
+# ONNX ops whose first input's elements reach their result unchanged, moved or repeated
+_MOVERS = frozenset(("Reshape", "Gather", "Expand", "Transpose", "Slice", "Squeeze", "Unsqueeze", "Flatten", "Identity"))
+
+
+def _drop_clips_read_as_truth(g: onnx.GraphProto) -> None:
+    """A Clip of integers to [lo, hi] with lo <= 0 < hi that keeps each sign (lo < 0, or an unsigned
+    type) is 0 exactly where its input is: where every reader only moves its elements (as the data
+    of Reshape, Gather, Expand ...) on to a Cast to BOOL, it goes (DirectML's attention mask: CAST
+    to UINT8 and a CLIP to [0, 1] before the Where reads it as a condition)."""
+    types = {vi.name: vi.type.tensor_type.elem_type for vi in (*g.input, *g.value_info, *g.output)}
+    consts = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    outputs = {o.name for o in g.output}
+    readers: dict[str, list[onnx.NodeProto]] = {}
+    for n in g.node:
+        for v in n.input:
+            readers.setdefault(v, []).append(n)
+    subgraph_reads = {
+        v
+        for n in g.node
+        for a in n.attribute
+        for sub in (*([a.g] if a.HasField("g") else []), *a.graphs)
+        for v in _outer_reads(sub)
+    }
+
+    def read_as_truth(v: str) -> bool:
+        if v in outputs or v in subgraph_reads or not readers.get(v):
+            return False
+        for r in readers[v]:
+            if r.domain or list(r.input).count(v) != 1:
+                return False
+            if r.op_type == "Cast" and any(a.name == "to" and a.i == onnx.TensorProto.BOOL for a in r.attribute):
+                continue
+            if r.op_type not in _MOVERS or r.input[0] != v or not read_as_truth(r.output[0]):
+                return False
+        return True
+
+    alias: dict[str, str] = {}
+    for n in g.node:
+        if n.op_type != "Clip" or n.domain or len(n.input) != 3 or types.get(n.input[0]) not in _INTEGERS:
+            continue
+        bounds = [consts.get(b) for b in n.input[1:]]
+        if any(b is None or b.size != 1 for b in bounds):
+            continue
+        lo, hi = (int(b.reshape(())) for b in bounds)
+        signed = types[n.input[0]] not in _UNSIGNED
+        if lo <= 0 < hi and (lo < 0 or not signed) and read_as_truth(n.output[0]):
+            alias[n.output[0]] = n.input[0]
+    if alias:
+        kept = [_copy(n) for n in g.node if n.output[0] not in alias]
+        for n in kept:
+            n.input[:] = [alias.get(v, v) for v in n.input]
+        del g.node[:]
+        g.node.extend(kept)
+
+
+_UNSIGNED = frozenset((onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64))
+_INTEGERS = _UNSIGNED | {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64}
+
+
 def _views_before_rows(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]], opset: int) -> bool:
     """Reshape(op(x)) -> op(Reshape(x)) where `op` is element-wise, or a Softmax/LogSoftmax over the
     last axis whose length the Reshape keeps, and only the Reshape reads op's result: the same values
@@ -349,6 +413,112 @@ def _merge_reshape_chains(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]
         kept = [_copy(n) for i, n in enumerate(g.node) if i not in dropped]
         del g.node[:]
         g.node.extend(kept)
+
+
+def _non_unit(shape: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(d for d in shape if d != 1)
+
+
+def _perm_onto(source: tuple[int, ...], order: list[int], target: tuple[int, ...]) -> list[int]:
+    """The Transpose permutation that takes `source` to `target` (both of one rank, as many
+    dimensions of 1): `target`'s r-th dimension other than 1 is `source`'s non-unit dimension
+    order[r] (counted among those), and its dimensions of 1 take `source`'s in turn."""
+    big = [i for i, d in enumerate(source) if d != 1]
+    units = iter(i for i, d in enumerate(source) if d == 1)
+    ranks = iter(order)
+    return [big[next(ranks)] if d != 1 else next(units) for d in target]
+
+
+# ONNX Runtime folds a Transpose of the last two (or the batch) dimensions that a MatMul reads into
+# FusedMatMul's transA/transB/transBatch, through a Reshape that adds the 1s of DirectML's 4-D view
+# (and a Cast: a FLOAT16 GEMM computed in FLOAT32, or fused by cuda_fusions.py);
+# a Transpose of another rank after that Reshape stays a kernel (a captured BERT: six Transposes more)
+_MATRIX_PRODUCTS = frozenset(("MatMul", "Gemm"))
+
+
+def _unit_views_into_transposes(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -> bool:
+    """A Transpose between Reshapes (DirectML's 4-D views of a multi-head attention's [16, 4, 16]
+    heads) moves the same elements whatever dimensions of 1 its tensor carries, so a Reshape on
+    either side that only adds or drops them folds into the permutation: Reshape -> Transpose ->
+    Reshape(1s only) becomes Reshape (to the first shape's dimensions and 1s) -> Transpose, and
+    Reshape(1s only) -> Transpose -> Reshape becomes Transpose -> Reshape. One Reshape node fewer
+    each, the same values; not the first where a MatMul or Gemm reads the result (_MATRIX_PRODUCTS).
+    Whether any folded."""
+    outputs = {o.name for o in g.output}
+    uses = _uses(g)
+    made_by = {o: j for j, n in enumerate(g.node) for o in n.output}
+    readers: dict[str, list[int]] = {}
+    for j, n in enumerate(g.node):
+        for v in n.input:
+            readers.setdefault(v, []).append(j)
+    gone: set[int] = set()
+
+    def multiplies(v: str) -> bool:
+        """Whether a MatMul or Gemm reads `v`, or a Cast of it (DirectML's FLOAT16 GEMM in FLOAT32)."""
+        users = [g.node[k] for k in readers.get(v, [])]
+        return any(u.op_type in _MATRIX_PRODUCTS or (u.op_type == "Cast" and multiplies(u.output[0])) for u in users)
+
+    for i, t in enumerate(g.node):
+        if t.op_type != "Transpose" or t.domain or i in gone or t.input[0] not in shapes or t.output[0] not in shapes:
+            continue
+        x, y = t.input[0], t.output[0]
+        rank = len(shapes[x])
+        perm = next((list(a.ints) for a in t.attribute if a.name == "perm"), list(range(rank))[::-1])
+        big = [k for k, d in enumerate(shapes[x]) if d != 1]
+        order = [big.index(k) for k in perm if shapes[x][k] != 1]  # the non-unit dimensions' new order
+        j = made_by.get(x)
+        before = g.node[j] if j is not None and j not in gone else None
+        if before is not None and (before.op_type != "Reshape" or before.domain or uses[x] != 1 or x in outputs):
+            before = None
+        after_j = readers.get(y, [None])[0] if uses[y] == 1 and y not in outputs else None
+        after = g.node[after_j] if after_j is not None and after_j not in gone else None
+        if after is not None and (after.op_type != "Reshape" or after.domain or after.output[0] not in shapes):
+            after = None
+        multiplied = after is not None and multiplies(after.output[0])
+        if (
+            after is not None
+            and before is not None
+            and not multiplied
+            and _non_unit(shapes[after.output[0]]) == _non_unit(shapes[y])
+        ):
+            # the Reshape before takes the 1s the one after gave, and the Transpose gives its shape
+            z = after.output[0]
+            a = tuple(d for d in shapes[x] if d != 1) + (1,) * (len(shapes[z]) - len(big))
+            if len(a) != len(shapes[z]):
+                continue
+            viewed = f"{x} ({len(a)}-D)"
+            target = numpy_helper.from_array(np.array(a, np.int64), f"{viewed} shape")
+            g.initializer.append(target)
+            before.input[1], before.output[0], t.input[0] = target.name, viewed, viewed
+            shapes[viewed] = a
+            _set_perm(t, _perm_onto(a, order, shapes[z]))
+            t.output[0] = z
+            gone.add(after_j)
+        elif before is not None and before.input[0] in shapes and _non_unit(shapes[before.input[0]]) == _non_unit(shapes[x]):
+            source = shapes[before.input[0]]
+            dims = tuple(shapes[x][k] for k in perm if shapes[x][k] != 1)
+            if after is not None:  # the Reshape after takes any shape of the same order
+                out = dims + (1,) * (len(source) - len(dims))
+            elif len(source) == len(shapes[y]):
+                out = shapes[y]
+            else:
+                continue
+            t.input[0] = before.input[0]
+            _set_perm(t, _perm_onto(source, order, out))
+            if out != shapes[y]:
+                t.output[0] = after.input[0] = f"{y} ({len(out)}-D)"
+                shapes[t.output[0]] = out
+            gone.add(j)
+    if gone:
+        kept = [_copy(n) for k, n in enumerate(g.node) if k not in gone]
+        del g.node[:]
+        g.node.extend(kept)
+    return bool(gone)
+
+
+def _set_perm(t: onnx.NodeProto, perm: list[int]) -> None:
+    del t.attribute[:]
+    t.attribute.append(onnx.helper.make_attribute("perm", perm))
 
 
 def _copy(n: onnx.NodeProto) -> onnx.NodeProto:

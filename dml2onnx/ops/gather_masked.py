@@ -22,9 +22,10 @@ initialization, as ONNX Runtime's DirectML EP binds a model's weights), a padded
 place of the masks: the input as [dim, inner] rows with one more row holding its last element
 throughout (Slice, Expand, Concat: ONNX Runtime folds them into one initializer at session
 creation), each index clamped to [-dim - 1, dim] (Cast to FLOAT32, Clip, Cast back; dim below
-2**24) and mapped by a table of 2 dim + 2 row numbers (Gather; read at negative positions from its
-end) to its row or, out of range, the padded row; then one Gather of those rows: four small
-kernels over the indices and one Gather, where the masks take six and a Gather. The masks stay
+2**24; the `cuda` target's INT64 indices by one Clip in INT64) and mapped by a table of 2 dim + 2
+row numbers (Gather; read at negative positions from its end) to its row or, out of range, the
+padded row; then one Gather of those rows: four small kernels over the indices and one Gather (two
+on `cuda`), where the masks take six and a Gather. The masks stay
 where the input may change (the padded table would be built again at every run).
 """
 
@@ -96,11 +97,18 @@ def _padded(desc: OperatorDesc, b: GraphBuilder, inputs: dict[str, str]) -> str:
     i, kind = _indices(desc, b, inputs)
     # clamped in a float type that holds -dim - 1 .. dim exactly (the Cast rounds larger magnitudes
     # onto those bounds or beyond, never into the range): ONNX Runtime's CPU EP clamps INT64 wrongly
-    # past 31 bits (1.31.1: Min(2**31, 5) gives 2**31, Max(-2**31 - 1, -6) gives -2**31 - 1; measured)
-    f32 = dtypes.FLOAT32  # dim < 2**24
-    f = b.cast(i, f32, "indices_float", "the indices in FLOAT32")
-    f = b.node("Clip", [f, b.scalar(-dim - 1, f32, "below_range"), b.scalar(dim, f32, "above_range")], "clip", "held in range")
-    clamped = b.cast(f, kind, "clamped", f"in [{-dim - 1}, {dim}]")
+    # past 31 bits (1.31.1: Min(2**31, 5) gives 2**31, Max(-2**31 - 1, -6) gives -2**31 - 1; measured);
+    # the CUDA EP's INT64 Clip is exact out to -2**63 and 2**63 - 1 (tools/gpu_probes.py): one kernel there
+    if b.target.name == "cuda" and kind == dtypes.INT64:
+        bounds = [b.scalar(-dim - 1, kind, "below_range"), b.scalar(dim, kind, "above_range")]
+        clamped = b.node("Clip", [i, *bounds], "clamped", f"in [{-dim - 1}, {dim}]")
+    else:
+        f32 = dtypes.FLOAT32  # dim < 2**24
+        f = b.cast(i, f32, "indices_float", "the indices in FLOAT32")
+        f = b.node(
+            "Clip", [f, b.scalar(-dim - 1, f32, "below_range"), b.scalar(dim, f32, "above_range")], "clip", "held in range"
+        )
+        clamped = b.cast(f, kind, "clamped", f"in [{-dim - 1}, {dim}]")
     # position p >= 0 holds p's row, position -p (from the end) -p's; dim and -dim - 1 the padded row
     negative = np.arange(dim) if desc.tensor("IndicesTensor").data_type.is_signed else np.full(dim, dim)
     rows_of = np.concatenate([np.arange(dim), [dim, dim], negative]).astype(kind.numpy)

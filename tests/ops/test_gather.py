@@ -331,21 +331,28 @@ def test_masked_embedding_lookup_at_the_edges_of_the_range(index_type: str, owne
     }
     d = make_desc("GATHER", fields)
     assert {choices.choose(d, t, DEFAULT_OPSET) for t in ("portable", "cpu", "cuda")} == {"masked"}
-    model = lowering.lower(d, "t", target="portable")
-    ops = [n.op_type for n in model.graph.node]
-    assert not {"If", "ReduceMax", "ReduceMin"} & set(ops)
-    assert (ops.count("Gather"), "Where" in ops, "GatherElements" in ops) == ((2, False, False) if owned else (1, True, True))
-    session = runtime.create(model, "t", ep)
-    x = np.arange(15, dtype=np.float32).reshape(1, 5, 3)
-    x.view(np.uint32)[0, 4, 2] = 0x7FC12345  # the last element, read by every index out of range: a NaN payload
-    x[0, 1, 1] = -0.0
-    dtype = np.dtype(index_type.lower())
-    for values, _ in EDGES[index_type]:
-        feeds = {"InputTensor": x, "IndicesTensor": np.array(values, dtype).reshape(1, 1, 4)}
-        got, want = session.run(feeds), registry.family("GATHER").reference(d, feeds)
-        assert got.tobytes() == want.tobytes(), values  # moved, never selected: -0.0 and the payload kept
-        outside = [k for k, v in enumerate(values) if not (-5 <= v < 5 if dtype.kind == "i" else v < 5)]
-        assert all(np.isnan(want[0, k]).all() for k in outside), values
+    cuda = lowering.lower(d, "t", target="cuda")
+    clamp = [n.op_type for n in cuda.graph.node if n.op_type in ("Cast", "Clip")]
+    if owned:  # the cuda target clamps INT64 indices with one INT64 Clip (the CPU EP's is wrong past 31 bits)
+        widened = {"INT32": ["Cast", "Clip", "Cast"], "INT64": ["Clip"], "UINT32": ["Cast", "Clip"], "UINT64": ["Cast", "Clip"]}
+        assert clamp == widened[index_type]
+    # the cuda target's graph runs where it is meant to: on the CUDA EP
+    for target in ("portable", "cuda") if ep == "cuda" else ("portable",):
+        model = lowering.lower(d, "t", target=target)
+        ops = [n.op_type for n in model.graph.node]
+        assert not {"If", "ReduceMax", "ReduceMin"} & set(ops)
+        assert (ops.count("Gather"), "Where" in ops, "GatherElements" in ops) == ((2, False, False) if owned else (1, True, True))
+        session = runtime.create(model, "t", ep)
+        x = np.arange(15, dtype=np.float32).reshape(1, 5, 3)
+        x.view(np.uint32)[0, 4, 2] = 0x7FC12345  # the last element, read by every index out of range: a NaN payload
+        x[0, 1, 1] = -0.0
+        dtype = np.dtype(index_type.lower())
+        for values, _ in EDGES[index_type]:
+            feeds = {"InputTensor": x, "IndicesTensor": np.array(values, dtype).reshape(1, 1, 4)}
+            got, want = session.run(feeds), registry.family("GATHER").reference(d, feeds)
+            assert got.tobytes() == want.tobytes(), (target, values)  # moved, never selected: -0.0 and the payload kept
+            outside = [k for k, v in enumerate(values) if not (-5 <= v < 5 if dtype.kind == "i" else v < 5)]
+            assert all(np.isnan(want[0, k]).all() for k in outside), values
 
 
 EDGES = {  # (indices, native branch taken) for a dimension of 5
