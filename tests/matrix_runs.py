@@ -10,6 +10,7 @@ ONNX Runtime's error."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
@@ -27,6 +28,13 @@ from support import make_desc, mismatches
 
 # Cases per session: a few hundred nodes, created in tens of milliseconds on the CPU EP.
 BATCH_SIZE = 100
+
+
+def graph_digest(model: onnx.ModelProto) -> str:
+    """The graph and its opset imports (not the metadata, which names the target): two models of one
+    digest give one verdict on one EP."""
+    opsets = sorted((o.domain, o.version) for o in model.opset_import)
+    return hashlib.sha256(model.graph.SerializeToString() + repr(opsets).encode()).hexdigest()
 
 
 @dataclass(frozen=True)

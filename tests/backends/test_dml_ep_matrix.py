@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import functools
 import gc
-import hashlib
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -60,6 +59,7 @@ from dml2onnx.backends.runtime import Session
 from dml2onnx.cases import all_cases
 from dml2onnx.cases.common import Case
 from dml2onnx.ops import registry
+from matrix_runs import graph_digest
 from support import make_desc, mismatches
 
 pytestmark = [
@@ -164,9 +164,7 @@ class Lowered:
 
     @functools.cached_property
     def digest(self) -> str:
-        """The graph and its opset imports (not the metadata, which names the target)."""
-        opsets = sorted((o.domain, o.version) for o in self.model.opset_import)
-        return hashlib.sha256(self.model.graph.SerializeToString() + repr(opsets).encode()).hexdigest()
+        return graph_digest(self.model)
 
 
 @pytest.fixture(scope="module", autouse=True)
