@@ -99,6 +99,29 @@ def half_fused_matmul() -> str:
     return "; ".join(report)
 
 
+def half_gemm_alpha_beta() -> str:
+    """ONNX Gemm in FLOAT16 with alpha and beta against the FLOAT32 steps (gemm.py's `gemm` candidate,
+    which the `cuda` target keeps in FLOAT16)."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((16, 80)).astype(np.float16)
+    b = rng.standard_normal((80, 24)).astype(np.float16)
+    c = rng.standard_normal((16, 24)).astype(np.float16)
+    report = []
+    for alpha, beta in ((0.125, 1.0), (float(np.float32(1 / np.sqrt(80))), 1.0), (1.0, 0.3), (0.5, 0.25)):
+        node = helper.make_node("Gemm", ["a", "b", "c"], ["y"], alpha=alpha, beta=beta)
+        got = _run([node], {"a": a, "b": b, "c": c}, TensorProto.FLOAT16)
+        steps = [
+            *(helper.make_node("Cast", [v], [f"{v}f"], to=TensorProto.FLOAT) for v in "abc"),
+            helper.make_node("Gemm", ["af", "bf", "cf"], ["g"], alpha=alpha, beta=beta),
+            helper.make_node("Cast", ["g"], ["y"], to=TensorProto.FLOAT16),
+        ]
+        want = _run(steps, {"a": a, "b": b, "c": c}, TensorProto.FLOAT16, optimize=False)
+        report.append(
+            f"alpha {alpha:.6g} beta {beta:.6g}: {int((got.view(np.uint16) != want.view(np.uint16)).sum())} of {got.size} differ"
+        )
+    return "; ".join(report)
+
+
 def fused_conv_nan() -> str:
     """com.microsoft FusedConv with activation Relu against Conv, Relu where the convolution gives NaN."""
     rng = np.random.default_rng(1)
@@ -119,6 +142,7 @@ PROBES = {
     "int64_clip": int64_clip,
     "half_gelu": half_gelu,
     "half_fused_matmul": half_fused_matmul,
+    "half_gemm_alpha_beta": half_gemm_alpha_beta,
     "fused_conv_nan": fused_conv_nan,
 }
 

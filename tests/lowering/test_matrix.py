@@ -11,7 +11,7 @@ import pytest
 from dml2onnx import lowering
 from dml2onnx.cases import all_cases
 from dml2onnx.cases.common import Case
-from dml2onnx.graph import targets
+from dml2onnx.graph import dml_ep, targets
 from dml2onnx.graph.builder import DEFAULT_OPSET
 from dml2onnx.lowering import choices
 from matrix_runs import Lowered, differences, report
@@ -36,22 +36,28 @@ CASE_VARIANTS = variants()
 OPERATORS = sorted({c.op for c in CASES})
 
 
-def lowered(op: str, ep: str) -> list[Lowered]:
-    """The operator's cases, each lowered by each of its candidates that `ep` runs: every graph on the
-    CPU EP (the cross-check), on a GPU EP those built for it."""
+def lowered(op: str, ep: str) -> list[tuple[Lowered, str]]:
+    """The operator's cases, each lowered by each of its candidates that `ep` runs (with the target it
+    is built for): every graph on the CPU EP (the cross-check), on a GPU EP those built for it."""
     out = []
     for case, variant in CASE_VARIANTS:
         target = choices.target_of(case.op, variant)
         if case.op == op and (ep == "cpu" or ep in targets.TARGETS[target].runs_on):
             model = lowering.lower(make_desc(case.op, case.fields), "case", target=target, variant=variant)
-            out.append(Lowered(f"{case.id}-{variant}", case, model))
+            out.append((Lowered(f"{case.id}-{variant}", case, model), target))
     return out
 
 
 @pytest.mark.parametrize("ep", EP_PARAMS)
 @pytest.mark.parametrize("op", OPERATORS)
 def test_operator(op: str, ep: str) -> None:
-    items = lowered(op, ep)
-    if not items:
+    """On the CPU EP, every portable graph also passes the static check of what ONNX Runtime's DirectML
+    EP registers (dml_ep.check; test_targets.py checks the dml target's graphs)."""
+    built = lowered(op, ep)
+    if not built:
         pytest.skip(f"no lowering of {op} is built for {ep}")
+    if ep == "cpu":
+        refused = {low.key: problems for low, target in built if target == "portable" and (problems := dml_ep.check(low.model))}
+        assert refused == {}
+    items = [low for low, _ in built]
     assert not (found := differences(items, ep)), report(found, len(items))
