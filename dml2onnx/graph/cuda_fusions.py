@@ -28,6 +28,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from dml2onnx.graph import views
+
 MS_DOMAIN = "com.microsoft"
 
 
@@ -54,15 +56,7 @@ class _Graph:
         self.consts = {t.name: t for t in g.initializer}
         self.outputs = {o.name for o in g.output}
         self.made_by = {o: n for n in g.node for o in n.output}
-        self.reads: dict[str, int] = {}
-        for n in g.node:
-            for v in n.input:
-                self.reads[v] = self.reads.get(v, 0) + 1
-            for a in n.attribute:  # a subgraph's outer reads: such a value is never fused away
-                for sub in (*([a.g] if a.HasField("g") else []), *a.graphs):
-                    for m in sub.node:
-                        for v in m.input:
-                            self.reads[v] = self.reads.get(v, 0) + 2
+        self.reads = views.value_uses(g)  # a subgraph's or graph output's read counts: never fused away
 
     def only_read_by_one(self, v: str) -> bool:
         return self.reads.get(v, 0) == 1 and v not in self.outputs

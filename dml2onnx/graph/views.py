@@ -12,6 +12,7 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+from dml2onnx.core import dtypes
 from dml2onnx.graph import rename
 
 
@@ -25,7 +26,7 @@ def _static_shapes(graph: onnx.GraphProto) -> dict[str, tuple[int, ...]]:
     return out
 
 
-def _uses(graph: onnx.GraphProto) -> Counter[str]:
+def value_uses(graph: onnx.GraphProto) -> Counter[str]:
     """How many times each value is read: by nodes, by subgraphs (outer reads), as a graph output."""
     uses: Counter[str] = Counter(o.name for o in graph.output)
     for n in graph.node:
@@ -72,7 +73,7 @@ def fold(model: onnx.ModelProto) -> onnx.ModelProto:
     while _unit_views_into_transposes(g, shapes):  # each pass drops one Reshape per Transpose at most
         _merge_reshape_chains(g, shapes)
     _drop_same_views(g, shapes)  # a merged chain may end where it began
-    used = _uses(g)
+    used = value_uses(g)
     kept = [t for t in g.initializer if used[t.name]]
     del g.initializer[:]
     g.initializer.extend(kept)
@@ -108,7 +109,7 @@ def _squeeze_layer_norms(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]])
     values; ONNX Runtime fuses Add + LayerNormalization into SkipLayerNormalization only on 3-D
     tensors with the last axis normalized, which this leaves once the Reshape chains merge."""
     outputs = {o.name for o in g.output}
-    uses = _uses(g)
+    uses = value_uses(g)
     made_by = {o: j for j, n in enumerate(g.node) for o in n.output}
     rewritten: dict[int, list[onnx.NodeProto]] = {}  # a node's index -> the nodes in its place
 
@@ -198,7 +199,7 @@ def _drop_broadcasts(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]) -> 
     that broadcast themselves, each of whose results keeps its shape when it reads the Expand's input
     instead: they read that input, and the Expand goes (a kernel and a copy of the broadcast tensor)."""
     outputs = {o.name for o in g.output}
-    uses = _uses(g)
+    uses = value_uses(g)
     readers: dict[str, list[onnx.NodeProto]] = {}
     for n in g.node:
         for v in set(n.input):
@@ -232,7 +233,7 @@ def _expand_after_element_wise(g: onnx.GraphProto, shapes: dict[str, tuple[int, 
     attention mask) and reads the only use of the Expand: the same values, op on the smaller tensor,
     and the Expand then before whatever reads op's result, where _drop_broadcasts may drop it."""
     outputs = {o.name for o in g.output}
-    uses = _uses(g)
+    uses = value_uses(g)
     made_by = {o: j for j, n in enumerate(g.node) for o in n.output}
     moved: dict[int, list[onnx.NodeProto]] = {}
     for i, n in enumerate(g.node):
@@ -283,7 +284,7 @@ def _drop_bool_round_trips(g: onnx.GraphProto) -> None:
                 rename.rename_outer(sub, alias)
     del g.node[:]
     g.node.extend(kept)
-    used = _uses(g)  # subgraphs' reads included
+    used = value_uses(g)  # subgraphs' reads included
     kept = [_copy(n) for n in g.node if n.output[0] not in inners or used[n.output[0]]]
     del g.node[:]
     g.node.extend(kept)
@@ -300,21 +301,14 @@ def _drop_clips_read_as_truth(g: onnx.GraphProto) -> None:
     to UINT8 and a CLIP to [0, 1] before the Where reads it as a condition)."""
     types = {vi.name: vi.type.tensor_type.elem_type for vi in (*g.input, *g.value_info, *g.output)}
     consts = {t.name: numpy_helper.to_array(t) for t in g.initializer}
-    outputs = {o.name for o in g.output}
+    uses = value_uses(g)  # graph outputs and subgraphs' reads included
     readers: dict[str, list[onnx.NodeProto]] = {}
     for n in g.node:
         for v in n.input:
             readers.setdefault(v, []).append(n)
-    subgraph_reads = {
-        v
-        for n in g.node
-        for a in n.attribute
-        for sub in (*([a.g] if a.HasField("g") else []), *a.graphs)
-        for v in _outer_reads(sub)
-    }
 
     def read_as_truth(v: str) -> bool:
-        if v in outputs or v in subgraph_reads or not readers.get(v):
+        if not readers.get(v) or len(readers[v]) != uses[v]:  # read by nodes alone
             return False
         for r in readers[v]:
             if r.domain or list(r.input).count(v) != 1:
@@ -327,14 +321,16 @@ def _drop_clips_read_as_truth(g: onnx.GraphProto) -> None:
 
     alias: dict[str, str] = {}
     for n in g.node:
-        if n.op_type != "Clip" or n.domain or len(n.input) != 3 or types.get(n.input[0]) not in _INTEGERS:
+        if n.op_type != "Clip" or n.domain or len(n.input) != 3:
+            continue
+        dtype = dtypes.BY_ONNX.get(types.get(n.input[0], 0))
+        if dtype not in dtypes.INTEGERS:
             continue
         bounds = [consts.get(b) for b in n.input[1:]]
         if any(b is None or b.size != 1 for b in bounds):
             continue
         lo, hi = (int(b.reshape(())) for b in bounds)
-        signed = types[n.input[0]] not in _UNSIGNED
-        if lo <= 0 < hi and (lo < 0 or not signed) and read_as_truth(n.output[0]):
+        if lo <= 0 < hi and (lo < 0 or not dtype.is_signed) and read_as_truth(n.output[0]):
             alias[n.output[0]] = n.input[0]
     if alias:
         kept = [_copy(n) for n in g.node if n.output[0] not in alias]
@@ -344,17 +340,13 @@ def _drop_clips_read_as_truth(g: onnx.GraphProto) -> None:
         g.node.extend(kept)
 
 
-_UNSIGNED = frozenset((onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64))
-_INTEGERS = _UNSIGNED | {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64}
-
-
 def _views_before_rows(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]], opset: int) -> bool:
     """Reshape(op(x)) -> op(Reshape(x)) where `op` is element-wise, or a Softmax/LogSoftmax over the
     last axis whose length the Reshape keeps, and only the Reshape reads op's result: the same values
     (DirectML's 4-D view of a classifier's output, [1, 1, 1, 10], is then a Reshape of a Reshape,
     which _merge_reshape_chains folds, so the Softmax reads the Gemm's [1, 10] itself). Whether any moved."""
     outputs = {o.name for o in g.output}
-    uses = _uses(g)
+    uses = value_uses(g)
     made_by = {o: j for j, n in enumerate(g.node) for o in n.output}
     moved: dict[int, list[onnx.NodeProto]] = {}  # a node's index -> the nodes in its place
     for i, n in enumerate(g.node):
@@ -394,7 +386,7 @@ def _merge_reshape_chains(g: onnx.GraphProto, shapes: dict[str, tuple[int, ...]]
     """Reshape(Reshape(v)) -> Reshape(v) to the outer shape; the inner Reshape goes where its result
     has no other reader."""
     outputs = {o.name for o in g.output}
-    uses = _uses(g)
+    uses = value_uses(g)
     producer: dict[str, int] = {}  # a Reshape's output -> its node's index
     dropped: set[int] = set()
     for i, n in enumerate(g.node):
@@ -445,7 +437,7 @@ def _unit_views_into_transposes(g: onnx.GraphProto, shapes: dict[str, tuple[int,
     each, the same values; not the first where a MatMul or Gemm reads the result (_MATRIX_PRODUCTS).
     Whether any folded."""
     outputs = {o.name for o in g.output}
-    uses = _uses(g)
+    uses = value_uses(g)
     made_by = {o: j for j, n in enumerate(g.node) for o in n.output}
     readers: dict[str, list[int]] = {}
     for j, n in enumerate(g.node):
@@ -483,7 +475,7 @@ def _unit_views_into_transposes(g: onnx.GraphProto, shapes: dict[str, tuple[int,
         ):
             # the Reshape before takes the 1s the one after gave, and the Transpose gives its shape
             z = after.output[0]
-            a = tuple(d for d in shapes[x] if d != 1) + (1,) * (len(shapes[z]) - len(big))
+            a = _non_unit(shapes[x]) + (1,) * (len(shapes[z]) - len(big))
             if len(a) != len(shapes[z]):
                 continue
             viewed = f"{x} ({len(a)}-D)"
