@@ -33,7 +33,7 @@ run: $(STAMP)
 # the operator matrix runs one test per operator, 100 cases to a session (tests/matrix_runs.py).
 test: $(STAMP)
 	$(PY) -m ruff check dml2onnx tests tools
-	$(PY) -m pytest -q -n auto
+	$(PY) -m pytest -q -n auto --dist worksteal
 
 # The DirectML EP under Wine, seconds per session: every model in models/ and a case of each
 # operator and data type of the matrix (tests marked dml). Needs `make dml-setup`.

@@ -72,10 +72,18 @@ class Session:
         return [n for ep, nodes in self.assignment().items() if ep != PROVIDERS[self.ep] for n in nodes]
 
 
+# Intra-op threads per session; None leaves ONNX Runtime's default (one per core). The test suite
+# sets 1 in each pytest-xdist worker: the workers fill the cores already, and ONNX Runtime's
+# spinning pool threads otherwise compete with the other worker (tests/conftest.py).
+INTRA_OP_THREADS: int | None = None
+
+
 def _options(rt: ModuleType) -> Any:
     """Session options every session here shares: quiet, recording which EP runs each node."""
     options = rt.SessionOptions()
     options.log_severity_level = 3
+    if INTRA_OP_THREADS is not None:
+        options.intra_op_num_threads = INTRA_OP_THREADS
     options.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
     return options
 
