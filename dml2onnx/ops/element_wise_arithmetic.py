@@ -90,6 +90,15 @@ def _takes_divisor_sign(b: GraphBuilder, r: str, d: str, nought: str) -> str:
     return b.node("And", [nonzero, differ], "adjust", "r != 0 and the signs differ")
 
 
+def _float_takes_divisor_sign(b: GraphBuilder, r: str, d: str) -> str:
+    """_takes_divisor_sign for floats in three nodes where it takes six (one pass per node on the
+    CUDA EP): sign(r) * d < 0. |sign(r)| is 1 or 0, so the product keeps d's sign without
+    underflowing (r * d would, for tiny values), r = +-0 gives +-0 and a NaN r no adjustment.
+    Not for INT64: the CPU EP's INT64 Sign gives -1 for 2**31 (as the DirectML EP's does)."""
+    signed = b.node("Mul", [b.node("Sign", [r], "r_sign", "sign(r)"), d], "sign_times_d", "sign(r) * d")
+    return b.node("Less", [signed, b.scalar(0.0, F32, "nought")], "adjust", "r != 0 and the signs differ")
+
+
 def _by_zero(b: GraphBuilder, a: str, dtype: dtypes.DataType, mode: str) -> str | None:
     """DirectML's result where the divisor is 0, or None where it is the dividend itself (the
     safe quotient is then a, so a - a * 0 = a already). `mode`: div, trunc or floor."""
@@ -218,7 +227,7 @@ def _float_modulus(floor: bool) -> Any:
         if not floor:
             return r
         d = xs[1]
-        adjust = _takes_divisor_sign(b, r, d, b.scalar(0.0, F32, "nought"))
+        adjust = _float_takes_divisor_sign(b, r, d)
         return b.node("Where", [adjust, b.node("Add", [r, d], "shifted", "r + b"), r], "floored", "the divisor's sign")
 
     return lower
