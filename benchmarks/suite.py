@@ -490,7 +490,7 @@ def more_element_wise_cases(quick: bool) -> Iterator[Case]:
 
 def schema_output(op: str) -> str:
     """The operator's output field: OutputTensor, or OutputGradientTensor (RELU_GRAD)."""
-    return OPERATORS[op].tensor_fields(Kind.OUTPUT)[0].name
+    return OPERATORS[op].tensor_of(Kind.OUTPUT)[0].name
 
 
 def gemm_cases(quick: bool) -> Iterator[Case]:
@@ -1298,6 +1298,7 @@ def main() -> None:
     parser.add_argument("--only", default="", help="the cases whose name holds one of these '|'-separated parts")
     parser.add_argument("--kernels", action="store_true", help="record the CUDA kernels of each case's chosen lowering")
     parser.add_argument("--list", action="store_true", help="build the cases and print their names; run nothing")
+    parser.add_argument("--out", help="write the JSON here after every case (default: stdout, at the end)")
     args = parser.parse_args()
     groups = (
         reduce_cases,
@@ -1328,9 +1329,22 @@ def main() -> None:
     torch.backends.cudnn.allow_tf32 = False
     copy = bench.copy_bandwidth(ep, 50)
     print(f"copy bandwidth {copy:.0f} GB/s", file=sys.stderr)
-    results = []
-    cases = [case for group in groups for case in group(args.quick)]
-    cases = [c for c in cases if any(part in c.name for part in args.only.split("|"))]
+    results: list[dict[str, Any]] = []
+
+    def summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+        return {
+            "copy_gb_per_s": copy,
+            "onnxruntime": runtime.version(),
+            "torch": torch.__version__,
+            "device": torch.cuda.get_device_name(0),
+            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+            "iterations": args.iterations,
+            "first_lower_and_check_ms": cold_ms,
+            "results": rows,
+        }
+
+    # filtered as they are built: a case left out frees its inputs at once (the full suite holds GBs)
+    cases = [c for group in groups for c in group(args.quick) if any(part in c.name for part in args.only.split("|"))]
     if not cases:
         parser.error(f"no case's name holds any of {args.only!r}")
     # The first lowering in a process also loads onnx's checker and schemas: timed apart.
@@ -1401,20 +1415,10 @@ def main() -> None:
             file=sys.stderr,
             flush=True,
         )
-    json.dump(
-        {
-            "copy_gb_per_s": copy,
-            "onnxruntime": runtime.version(),
-            "torch": torch.__version__,
-            "device": torch.cuda.get_device_name(0),
-            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
-            "iterations": args.iterations,
-            "first_lower_and_check_ms": cold_ms,
-            "results": results,
-        },
-        sys.stdout,
-        indent=1,
-    )
+        if args.out:  # rewritten after every case: a run cut short by its time limit keeps what it timed
+            Path(args.out).write_text(json.dumps(summary(results), indent=1))
+    if not args.out:
+        json.dump(summary(results), sys.stdout, indent=1)
 
 
 if __name__ == "__main__":

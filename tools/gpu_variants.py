@@ -26,7 +26,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 
 def torch_module(name: str) -> Any:
-    """make_networks.py's module for a corpus network at its corpus size, on the GPU; None where there is none."""
+    """make_networks.py's module for a corpus network (or a --larger one) at its size, on the GPU; None where
+    there is none."""
     import make_networks as mn  # torch: on the GPU machine only
 
     made = {
@@ -37,6 +38,12 @@ def torch_module(name: str) -> Any:
         "detection_head": lambda: mn.DetectionHead(),
         "lstm_gru": lambda: mn.Recurrent(),
         "convnet_fp16": lambda: mn.ConvNet().half(),
+        # make_networks.py --larger
+        "bert_b16s256": lambda: mn.Encoder(4, 256, 256),
+        "gpt2_b16s256": lambda: mn.Decoder(4, 256, 256),
+        "unet_up_block_b16": lambda: mn.UNetBlock(64),
+        "detection_head_b32": lambda: mn.DetectionHead(),
+        "convnet_fp16_b32": lambda: mn.ConvNet().half(),
     }
     return made[name]().eval().cuda() if name in made else None
 

@@ -12,9 +12,10 @@ ships as onnx/backend/test/data/light/*.onnx get their weights at test time inst
 (dml2onnx/cases/corpus.py); the QDQ-quantized network is made there too, by ONNX Runtime's quantizer.
 
 `--larger` exports the same architectures at sizes where the GPU's work, not its kernel launches,
-takes the time (BERT and GPT-2 4 layers 256 wide at batch 8 x 128 tokens, the UNet block 64 channels at
-batch 4 x 32 x 32, the detection head at batch 8 x 256 x 256), for `tools/gpu_corpus.py bench`: tens of MB,
-so they are made where they are timed and not committed.
+takes the time (BERT and GPT-2 4 layers 256 wide at batch 16 x 256 tokens, the UNet block 64 channels at
+batch 16 x 32 x 32, the detection head at batch 32 x 256 x 256, the FLOAT16 CNN at batch 32 x 64 x 64), for
+`tools/gpu_corpus.py bench`: tens of MB, so they are made where they are timed and not committed (PyTorch is
+on the GPU machine: `python3 tools/make_networks.py --larger $OUT` there).
 """
 
 from __future__ import annotations
@@ -199,14 +200,15 @@ def larger(folder: str) -> None:
     out = Path(folder)
     out.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(0)
-    ids = torch.randint(0, 100, (8, 128))
-    mask = torch.ones(8, 128, dtype=torch.int64)
-    mask[:, 100:] = 0
-    export(Encoder(4, 256, 128), (ids, mask), ["input_ids", "attention_mask"], ["hidden"], out / "bert_b8s128.onnx")
-    export(Decoder(4, 256, 128), (ids, mask), ["input_ids", "attention_mask"], ["hidden"], out / "gpt2_b8s128.onnx")
-    x, t = torch.randn(4, 64, 32, 32), torch.randn(4, 16)
-    export(UNetBlock(64), (x, t), ["sample", "time_embedding"], ["upsampled"], out / "unet_up_block_b4.onnx")
-    export(DetectionHead(), (torch.randn(8, 3, 256, 256),), ["image"], ["boxes"], out / "detection_head_b8.onnx")
+    ids = torch.randint(0, 100, (16, 256))
+    mask = torch.ones(16, 256, dtype=torch.int64)
+    mask[:, 200:] = 0
+    export(Encoder(4, 256, 256), (ids, mask), ["input_ids", "attention_mask"], ["hidden"], out / "bert_b16s256.onnx")
+    export(Decoder(4, 256, 256), (ids, mask), ["input_ids", "attention_mask"], ["hidden"], out / "gpt2_b16s256.onnx")
+    x, t = torch.randn(16, 64, 32, 32), torch.randn(16, 16)
+    export(UNetBlock(64), (x, t), ["sample", "time_embedding"], ["upsampled"], out / "unet_up_block_b16.onnx")
+    export(DetectionHead(), (torch.randn(32, 3, 256, 256),), ["image"], ["boxes"], out / "detection_head_b32.onnx")
+    export(ConvNet().half(), (torch.randn(32, 3, 64, 64).half(),), ["image"], ["probabilities"], out / "convnet_fp16_b32.onnx")
 
 
 if __name__ == "__main__":
