@@ -1357,6 +1357,65 @@ def round8(quick: bool) -> Iterator[Experiment]:
     yield Experiment("R8 D2S: DepthToSpace, Reshape to the same shape", "R8 D2S", d2s_same, {"x": x}, ref_d2s)
 
 
+def round9(quick: bool) -> Iterator[Experiment]:
+    """Issue 35's operator tail (tools/tail_report.py): other exact ONNX forms of the slowest cases.
+    LP_NORMALIZATION's channel sum of squares by ReduceSumSquare (the lowering), by Mul + MatMul with a
+    row of ones, by Mul + a 1x1 Conv of ones; HARD_SWISH as HardSigmoid + Mul (the lowering) or ONNX
+    HardSwish; INT32 ArgMax through DOUBLE (the lowering) or as ReduceMax, Equal, Cast to FLOAT16, ArgMax."""
+    rng = np.random.default_rng(9)
+    n, c, hw = (4, 256, 28) if quick else (32, 256, 56)
+    x = rng.standard_normal((n, c, hw, hw)).astype(np.float32)
+    eps = np.float32(1e-5)
+    ref_lp = lambda v: v["x"] / np.sqrt((v["x"].astype(np.float64) ** 2).sum(1, keepdims=True) + eps)  # noqa: E731
+
+    def normalized(g: Graph, squares: str) -> str:
+        return g.op("Div", ["x", g.op("Sqrt", [g.op("Add", [squares, g.const(eps, np.float32)])])])
+
+    def by_reduce(g: Graph) -> str:
+        return normalized(g, g.op("ReduceSumSquare", ["x"], axes=[1], keepdims=1))
+
+    def by_matmul(g: Graph) -> str:
+        sq = g.op("Reshape", [g.op("Mul", ["x", "x"]), g.const([n, c, hw * hw])])
+        summed = g.op("MatMul", [g.const(np.ones((1, c)), np.float32), sq])
+        return normalized(g, g.op("Reshape", [summed, g.const([n, 1, hw, hw])]))
+
+    def by_conv(g: Graph) -> str:
+        return normalized(g, g.op("Conv", [g.op("Mul", ["x", "x"]), g.const(np.ones((1, c, 1, 1)), np.float32)]))
+
+    for label, build in (("ReduceSumSquare", by_reduce), ("Mul, MatMul of ones", by_matmul), ("Mul, 1x1 Conv of ones", by_conv)):
+        yield Experiment(f"R9 LP_NORMALIZATION: {label}", "R9 LP_NORMALIZATION", build, {"x": x}, ref_lp, rtol=1e-5)
+    r, w = (1024, 4096) if quick else (4096, 16384)
+    h = (rng.standard_normal((r, w)) * 4).astype(np.float32)
+    ref_hs = lambda v: v["x"] * np.clip(v["x"] * np.float32(1 / 6) + np.float32(0.5), 0, 1)  # noqa: E731
+    yield Experiment(
+        "R9 HARD_SWISH: HardSigmoid, Mul",
+        "R9 HARD_SWISH",
+        lambda g: g.op("Mul", ["x", g.op("HardSigmoid", ["x"], alpha=1 / 6, beta=0.5)]),
+        {"x": h},
+        ref_hs,
+        rtol=1e-6,
+    )
+    yield Experiment("R9 HARD_SWISH: HardSwish", "R9 HARD_SWISH", lambda g: g.op("HardSwish", ["x"]), {"x": h}, ref_hs, rtol=1e-6)
+    ints = rng.integers(-(2**31), 2**31 - 1, (r, w), dtype=np.int64).astype(np.int32)
+    ref_am = lambda v: first_argmax(v["x"], 1)  # noqa: E731
+    yield Experiment(
+        "R9 ARGMAX INT32: Cast to DOUBLE, ArgMax",
+        "R9 ARGMAX INT32",
+        lambda g: g.op("ArgMax", [g.op("Cast", ["x"], to=TensorProto.DOUBLE)], axis=1, keepdims=0),
+        {"x": ints},
+        ref_am,
+    )
+
+    def by_equality(g: Graph) -> str:
+        top = g.op("ReduceMax", ["x"], axes=[1], keepdims=1)
+        hit = g.op("Cast", [g.op("Equal", ["x", top])], to=TensorProto.FLOAT16)
+        return g.op("ArgMax", [hit], axis=1, keepdims=0)
+
+    yield Experiment(
+        "R9 ARGMAX INT32: ReduceMax, Equal, Cast to FLOAT16, ArgMax", "R9 ARGMAX INT32", by_equality, {"x": ints}, ref_am
+    )
+
+
 def experiments(quick: bool) -> Iterator[Experiment]:
     rng = np.random.default_rng(0)
     r, w = (1024, 4096) if quick else (4096, 16384)
@@ -1384,6 +1443,7 @@ def experiments(quick: bool) -> Iterator[Experiment]:
     yield from guarded_log_softmax_patterns(2**10 if quick else 2**16, 64.0)
     yield from round7(quick)
     yield from round8(quick)
+    yield from round9(quick)
 
 
 def main() -> None:
