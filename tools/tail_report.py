@@ -2,11 +2,10 @@
 twice PyTorch's time (below 0.5x), with what the CUDA EP ran (the chosen graph's costliest kernels, from
 a `--kernels` run) and the written reason no exact ONNX form on the CUDA EP is faster (REASONS).
 
-    python tools/tail_report.py RUN.json [RUN.json ...] [--registry CUDA_KERNELS.json] > REPORT.md
+    python tools/tail_report.py RUN.json [RUN.json ...] > REPORT.md
 
-A later run's row replaces an earlier one's of the same case. `--registry` is tools/gpu_kernel_registry.py's
-dump of the CUDA EP's kernels from the same machine: the reasons that rest on an operator the EP lacks
-say what that dump holds. A tail case that no reason covers is listed as such and the exit status is 1.
+A later run's row replaces an earlier one's of the same case. A tail case that no reason covers is listed
+as such and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -34,11 +33,11 @@ PREMISE = (
     "column shows where this run's time went."
 )
 
-# (case-name pattern, ONNX operators whose CUDA EP kernels the reason is about, the reason)
-REASONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+# (case-name pattern, the reason); "round 9" is benchmarks/patterns.py's, timed on the same H200 as
+# benchmarks/results/h200-operator-tail-2026-12-03.md
+REASONS: tuple[tuple[str, str], ...] = (
     (
         r"^(ACOS|SINH|ATAN_YX) ",
-        ("Acos", "Sinh", "Atan"),
         "The CUDA EP registers no inverse trigonometric or hyperbolic kernel, and ONNX has no atan2: the exact "
         "FLOAT32 result (a few ulps) is cephes' range reduction and a minimax polynomial written as ONNX nodes "
         "(ops/element_wise_trig.py), and a polynomial of degree d alone is 2d nodes in Horner's form (ONNX has "
@@ -46,7 +45,6 @@ REASONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ),
     (
         r"^POW ",
-        ("Pow",),
         "The CUDA EP's Pow is IEEE's pow; DirectML's differs for every zero base (+0 for every exponent), for "
         "1**+-inf, 1**NaN, inf**0 and NaN**0 (NaN), for negative bases with infinite exponents (NaN) and with "
         "exponents >= 2**31 (negative: Direct3D's saturating INT32 conversion makes them odd). Each difference "
@@ -54,84 +52,76 @@ REASONS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ),
     (
         r"^MODULUS_FLOOR ",
-        ("Mod",),
         "ONNX's Mod takes fmod=0 (the floored remainder) on integers only; on floats the floored remainder is "
         "fmod, then r + d where r != 0 and its sign differs from d's: Mod, the sign test (Sign, Mul, Less) and "
         "the select (Add, Where). a - floor(a / b) * b is not exact (a / b rounds).",
     ),
     (
         r"^HARD_SWISH ",
-        ("HardSwish", "HardSigmoid"),
-        "HardSigmoid then Mul, two nodes (the registry column: whether the CUDA EP has ONNX HardSwish, which "
-        "would be one for Alpha 1/6, Beta 0.5): the two-node limit itself, and the CUDA EP's HardSigmoid kernel "
-        "runs below the copy bandwidth (kernels column).",
+        "HardSigmoid then Mul: two nodes, the limit itself, and HardSigmoid runs below the copy bandwidth. ONNX "
+        "HardSwish is one CUDA EP kernel (round 9: 3358 GB/s against 1600 for HardSigmoid and Mul) but rounds "
+        "otherwise: 1,939,273 of 536,870,912 FLOAT32 inputs (every 8th bit pattern) differ from HardSigmoid "
+        "(Alpha 1/6, Beta 0.5) and Mul, which is DirectML's x * max(0, min(1, Alpha * x + Beta)).",
     ),
     (
         r"^ARGMAX trailing-\d+M-int(32|64)",
-        ("ArgMax", "TopK"),
         "The CUDA EP's ArgMax takes FLOAT, DOUBLE and FLOAT16 only. INT32 is exact in DOUBLE: a Cast (4 bytes "
-        "read, 8 written) and ArgMax over 8 bytes, 20 bytes per element against PyTorch's 4. INT64 does not fit "
-        "DOUBLE: it is split into digits, each compared in turn (ops/argmax.py). TopK, which takes integers, "
-        "did not keep the first of tied maxima there (ops/argmax.py).",
+        "read, 8 written) and ArgMax over 8 bytes, 20 bytes per element against PyTorch's 4; the one other exact "
+        "form tried, ReduceMax, Equal, Cast to FLOAT16 and ArgMax, ran at 104 GB/s against 766 (round 9). INT64 "
+        "does not fit DOUBLE: it is split into digits, each compared in turn (ops/argmax.py). TopK, which takes "
+        "integers, did not keep the first of tied maxima there (ops/argmax.py).",
     ),
     (
         r"^ARGMAX leading-",
-        ("ArgMax",),
         "ArgMax over the leading axis: the CUDA EP's ArgMax reduces a non-innermost axis far below the copy "
         "bandwidth, so the chosen form moves the axis last first (a Transpose: one more pass over the tensor "
         "before the reduction); the suite times every candidate and the row shows the fastest.",
     ),
     (
         r"^LOG_SOFTMAX1 trailing-",
-        ("LogSoftmax",),
         "Short rows: the CUDA EP's LogSoftmax runs its warp kernel there without subtracting the row's maximum "
         "first and is then not exact (targets.cuda_warp_softmax), so the max is found first (ArgMax and "
         "GatherElements, faster than ReduceMax) and subtracted: three kernels against PyTorch's one.",
     ),
     (
         r"^MAX_POOLING1 ",
-        ("MaxPool", "Max", "Clip"),
         "DirectML's MAX pooling skips NaN; cuDNN's pooling in the CUDA EP propagates it (and the EP's Max and "
         "Clip give NaN too; FusedConv's activation maps NaN to 0, not to the lowest value), so NaN becomes "
         "-inf first: GreaterOrEqual and Where before the MaxPool, more than half of the time (kernels column).",
     ),
     (
         r"^LP_NORMALIZATION ",
-        ("ReduceSumSquare",),
-        "ReduceSumSquare over the channel axis, then x / sqrt(sum + Epsilon): the same two passes as PyTorch's "
-        "F.normalize, but the CUDA EP's reduction over a middle axis runs well below the copy bandwidth "
-        "(kernels column); no other ONNX reduction over that axis is faster there.",
+        "Timed with `reduce` (ReduceSumSquare over the channel axis, then x / sqrt(sum + Epsilon)), whose "
+        "reduction over a middle axis runs well below the copy bandwidth. Round 9 timed the sum as Mul and a "
+        "MatMul of ones at 840 GB/s against 710 (and as a 1x1 Conv of ones at 940; cuDNN may pick FFT or "
+        "Winograd algorithms, not exact sums): the `cuda` target now chooses `matmul` (ops/lp_normalization.py) "
+        "where 1024 or more elements follow the axis, about 1.18x this row's speed, not re-timed in the suite.",
     ),
     (
         r"^CUMULATIVE_SUMMATION ",
-        ("CumSum",),
         "The CUDA EP's CumSum kernel runs far below the copy bandwidth (the suite's `cumsum` candidate); the "
         "chosen form sums blocks by MatMul with a triangular matrix and carries the blocks' totals: several "
         "passes, still faster than the EP's own kernel.",
     ),
     (
         r"^CUMULATIVE_PRODUCT ",
-        ("CumProd",),
         "ONNX has no CumProd: an exact product (signs, zeros and infinities included; exp(cumsum(log)) is not "
         "exact) is a log2(n)-step scan of Mul over shifted copies, each step a pass.",
     ),
     (
         r"^MAX_POOLING_GRAD ",
-        ("MaxPool",),
         "DirectML's MAX_POOLING_GRAD takes the forward input, not saved indices: each window's first maximum "
         "is found again (window Gather, ArgMax) and the gradients scattered (ScatterElements), where PyTorch's "
         "backward reads the forward's saved indices.",
     ),
     (
         r"^BATCH_NORMALIZATION_TRAINING_GRAD ",
-        ("BatchNormalization",),
         "ONNX has no batch-normalization gradient: two reductions per channel over N, H and W (the gradient's "
         "sum and its sum against the normalized input) and the element-wise rest, each a pass; PyTorch's "
         "backward is one fused kernel pair with the forward's saved statistics.",
     ),
     (
         r"^RANDOM_GENERATOR ",
-        ("RandomUniform",),
         "DirectML's generator is Philox 4x32-10 from its state tensor, bit for bit: ONNX's RandomUniform is "
         "another generator. Each round's 32 x 32 -> 64-bit products are built from byte tables and FLOAT "
         "partial products (the CUDA EP has no UINT32/UINT64 Mul), hundreds of kernels per call.",
@@ -148,28 +138,12 @@ def ratio(row: dict[str, Any]) -> float | None:
     return torch["median_ms"] / chosen["median_ms"]
 
 
-def registered(registry: dict[str, Any] | None, ops: tuple[str, ...]) -> str:
-    if registry is None:
-        return ""
-    kernels = registry["kernels"]
-    parts = []
-    for op in ops:
-        entry = kernels.get(f"ai.onnx:{op}")
-        types = (
-            sorted({t.removeprefix("tensor(").removesuffix(")") for ts in entry["types"].values() for t in ts}) if entry else []
-        )
-        parts.append(f"{op}: {', '.join(types) if types else 'none'}")
-    return "; ".join(parts)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("runs", nargs="+")
-    parser.add_argument("--registry", help="tools/gpu_kernel_registry.py's dump of the same machine")
     args = parser.parse_args()
     runs = [json.loads(Path(path).read_text()) for path in args.runs]
     rows = {row["case"]: row | {"run": f"{run['device']}, {run['date']}"} for run in runs for row in run["results"]}
-    registry = json.loads(Path(args.registry).read_text()) if args.registry else None
     first = runs[0]
     tail = sorted((r, row) for row in rows.values() if (r := ratio(row)) is not None and r < THRESHOLD)
     lines = [
@@ -177,30 +151,26 @@ def main() -> int:
         "",
         f"onnxruntime-gpu {first['onnxruntime']} (CUDA EP, CPU fallback off, TF32 off), PyTorch {first['torch']}; medians; "
         f"{len(rows)} cases timed in {', '.join(Path(p).name for p in args.runs)}"
-        + (f"; CUDA EP kernel registry: {Path(args.registry).name} (onnxruntime {registry['onnxruntime']})" if registry else "")
         + ". Produced by `python tools/tail_report.py` (tools/tail_report.py holds the reasons).",
         "",
         PREMISE,
         "",
-        "| case | run | lowering | ms | PyTorch ms | vs PyTorch | what the CUDA EP ran | CUDA EP kernels |",
-        "|---|---|---|---:|---:|---:|---|---|",
+        "| case | run | lowering | ms | PyTorch ms | vs PyTorch | what the CUDA EP ran |",
+        "|---|---|---|---:|---:|---:|---|",
     ]
     unexplained = []
     reasons_used: set[str] = set()
     for r, row in tail:
         chosen = row["candidates"][row["chosen"]]
-        found = next(((p, ops, why) for p, ops, why in REASONS if re.search(p, row["case"])), None)
-        if found is None:
+        why = next((why for pattern, why in REASONS if re.search(pattern, row["case"])), None)
+        if why is None:
             unexplained.append(row["case"])
         else:
-            reasons_used.add(found[2])
+            reasons_used.add(why)
         times = f"{chosen['median_ms']:.3f} | {row['torch']['median_ms']:.3f} | {r:.2f}x"
-        lines.append(
-            f"| {row['case']} | {row['run']} | {row['chosen']} | {times} "
-            f"| {kernel_line(row)} | {registered(registry, found[1]) if found else ''} |"
-        )
+        lines.append(f"| {row['case']} | {row['run']} | {row['chosen']} | {times} | {kernel_line(row)} |")
     lines += ["", "## Why no exact ONNX form on the CUDA EP is faster", ""]
-    for pattern, _, why in REASONS:
+    for pattern, why in REASONS:
         if why in reasons_used:
             lines.append(f"- `{pattern}`: {why}")
     if unexplained:
