@@ -94,8 +94,8 @@ REASONS: tuple[tuple[str, str], ...] = (
         "Timed with `reduce` (ReduceSumSquare over the channel axis, then x / sqrt(sum + Epsilon)), whose "
         "reduction over a middle axis runs well below the copy bandwidth. Round 9 timed the sum as Mul and a "
         "MatMul of ones at 840 GB/s against 710 (and as a 1x1 Conv of ones at 940; cuDNN may pick FFT or "
-        "Winograd algorithms, not exact sums): the `cuda` target now chooses `matmul` (ops/lp_normalization.py) "
-        "where 1024 or more elements follow the axis, about 1.18x this row's speed, not re-timed in the suite.",
+        "Winograd algorithms, not exact sums): the `cuda` target chooses `matmul` since (ops/lp_normalization.py) "
+        "where 1024 or more elements follow the axis.",
     ),
     (
         r"^CUMULATIVE_SUMMATION ",
