@@ -29,14 +29,15 @@ run: $(STAMP)
 	echo "== verdict: $$total models run on $${EP:-cpu}; $$ok of $$total match the numpy reference"; \
 	test $$ok -eq $$total
 
-# The suite on every core (pytest-xdist): 9 to 16 minutes on the 2-core machine, whose speed varies (2026-12-03);
-# the operator matrix runs one test per operator, 100 cases to a session (tests/matrix_runs.py).
+# The suite on every core (pytest-xdist, one ONNX Runtime thread per worker, tests/conftest.py): the
+# operator matrix runs one test per operator, 100 cases to a session (tests/matrix_runs.py).
 test: $(STAMP)
 	$(PY) -m ruff check dml2onnx tests tools
 	$(PY) -m pytest -q -n auto --dist worksteal
 
-# The DirectML EP under Wine, seconds per session: every model in models/ and a case of each
-# operator and data type of the matrix (tests marked dml). Needs `make dml-setup`.
+# DirectML under Wine, seconds per session: every model in models/ and a case of each operator and
+# data type of the matrix on the DirectML EP, the whole matrix through DirectML's API (tests marked
+# dml). Needs `make dml-setup`.
 test-dml: $(STAMP)
 	$(PY) -m pytest -q -m dml
 

@@ -1140,6 +1140,7 @@ def test_finding_float16_mvn_loses_precision_with_an_offset() -> None:
 
 
 @live
+@pytest.mark.dml  # two minutes of DirectML under Wine: make test-dml, beside the DirectML EP's matrix
 def test_matrix_through_directml_api() -> None:
     """dml2onnx/cases/'s every case through DirectML's API: each either matches the reference
     within tolerances.py or falls in a known category of disagreement above, and every category
