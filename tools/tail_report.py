@@ -145,13 +145,14 @@ def main() -> int:
     runs = [json.loads(Path(path).read_text()) for path in args.runs]
     rows = {row["case"]: row | {"run": f"{run['device']}, {run['date']}"} for run in runs for row in run["results"]}
     first = runs[0]
-    tail = sorted((r, row) for row in rows.values() if (r := ratio(row)) is not None and r < THRESHOLD)
+    # by ratio alone: two rows of one ratio must not be compared as dicts
+    tail = sorted(((r, row) for row in rows.values() if (r := ratio(row)) is not None and r < THRESHOLD), key=lambda t: t[0])
     lines = [
         f"# The operator suite's tail: cases below {THRESHOLD}x PyTorch",
         "",
         f"onnxruntime-gpu {first['onnxruntime']} (CUDA EP, CPU fallback off, TF32 off), PyTorch {first['torch']}; medians; "
-        f"{len(rows)} cases timed in {', '.join(Path(p).name for p in args.runs)}"
-        + ". Produced by `python tools/tail_report.py` (tools/tail_report.py holds the reasons).",
+        f"{len(rows)} cases timed in {', '.join(Path(p).name for p in args.runs)}. "
+        "Produced by `python tools/tail_report.py` (tools/tail_report.py holds the reasons).",
         "",
         PREMISE,
         "",
