@@ -179,3 +179,24 @@ def run_every_variant(ep: str, desc: OperatorDesc, x: np.ndarray, targets: tuple
             got = runtime.create(lowering.lower(desc, "t", target=target, variant=variant), "t", ep).run({"InputTensor": x})
             result = tolerances.compare(got, want, tol)
             assert result.ok, (target, variant, result, got, want)
+
+
+def rewritten(model: Any, rewrite: Any) -> Any:
+    """A copy of an ONNX model through one of graph/'s whole-model rewrites, checked in full."""
+    import onnx
+
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    out = rewrite(out)
+    onnx.checker.check_model(out, full_check=True)
+    return out
+
+
+def run_as_written(model: Any, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+    """The model's outputs on the CPU EP with ONNX Runtime's graph optimizations off (its own fusions
+    would compute some nodes otherwise)."""
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)

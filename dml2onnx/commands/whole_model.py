@@ -13,7 +13,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from dml2onnx.formats import dxdispatch
-from dml2onnx.graph import cuda_fusions, inference, rename, views
+from dml2onnx.graph import concat_hoist, cuda_fusions, inference, leading_ones, rename, slice_map_concat, views
 from dml2onnx.run import compose
 
 
@@ -123,7 +123,9 @@ def whole_model(model_json: Path, original: onnx.ModelProto, target: str = "port
         whole.metadata_props.add(key=prop.key, value=prop.value)
     # the buffers' views between the partitions, and the adapters, fold away (graph/views.py)
     whole = views.fold(inference.infer_shapes(whole))
-    if target == "cuda":  # kernels of the CUDA EP's com.microsoft domain where they are exact (graph/cuda_fusions.py)
+    if target == "cuda":  # fewer kernels with the same values (graph/concat_hoist.py, graph/cuda_fusions.py)
+        whole = slice_map_concat.rewrite(inference.infer_shapes(concat_hoist.hoist(whole)))
+        whole = leading_ones.drop(inference.infer_shapes(whole))
         whole = cuda_fusions.fuse(inference.infer_shapes(whole))
     inference.check_model(whole)
     return whole

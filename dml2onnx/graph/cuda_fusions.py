@@ -16,6 +16,11 @@ launches cost as much as the arithmetic):
   with alpha rounded to FLOAT16 first (ONNX Runtime passes it as the half type), so only an Alpha
   that FLOAT16 holds exactly (1/sqrt(64) = 0.125 ...) is fused.
 
+- Add of two values of one shape (2-D or 3-D) read only by a LayerNormalization over the last axis
+  as one SkipLayerNormalization: ONNX Runtime fuses the pair so itself where the values are 3-D,
+  and this is its kernel; after graph/leading_ones.py a transformer's hidden states are 2-D, where
+  its optimizer leaves them (the kernel takes both).
+
 Each is checked on the GPU by tools/gpu_probes.py (benchmarks/results/). Not fused: Conv -> Relu as
 FusedConv (cuDNN's activation gives 0 for NaN where Relu keeps it, and a captured SqueezeNet of 26
 of them ran 0.57x its original on an H200, against 0.93x unfused)."""
@@ -37,12 +42,9 @@ def fuse(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model with the fusions above; com.microsoft imported where any applied. The model must
     carry its value types (onnx.shape_inference.infer_shapes); it is changed in place."""
     g = model.graph
-    fused = _each_cast_to_half(g, _half_gelu) + _each_cast_to_half(g, _half_matmul_alpha)
+    fused = _each_cast_to_half(g, _half_gelu) + _each_cast_to_half(g, _half_matmul_alpha) + _skip_layer_norms(g)
     if fused:
-        read = {v for n in g.node for v in n.input}
-        kept = [t for t in g.initializer if t.name in read or t.name in {o.name for o in g.output}]
-        del g.initializer[:]
-        g.initializer.extend(kept)
+        views.drop_unread_constants(g)
         if not any(o.domain == MS_DOMAIN for o in model.opset_import):
             model.opset_import.append(helper.make_opsetid(MS_DOMAIN, 1))
     return model
@@ -68,17 +70,7 @@ class _Graph:
 
 def _replace(g: onnx.GraphProto, gone: list[onnx.NodeProto], new: dict[int, onnx.NodeProto]) -> None:
     """The graph without the nodes `gone` (by identity) and with new[id(node)] in place of a node."""
-    drop = {id(n) for n in gone}
-    kept = []
-    for n in g.node:
-        if id(n) in new:
-            kept.append(new[id(n)])
-        elif id(n) not in drop:
-            c = onnx.NodeProto()
-            c.CopyFrom(n)
-            kept.append(c)
-    del g.node[:]
-    g.node.extend(kept)
+    views.splice(g, {id(n) for n in gone}, {k: [n] for k, n in new.items()})
 
 
 # A rewrite of the chain that ends in one Cast to FLOAT16: the nodes it drops, and the nodes that
@@ -188,3 +180,47 @@ def _scalar(s: _Graph, v: str) -> float | None:
         return None
     a = numpy_helper.to_array(t)
     return float(a.reshape(())) if a.size == 1 else None
+
+
+def _skip_layer_norms(g: onnx.GraphProto) -> int:
+    """Every Add -> LayerNormalization pair above as one SkipLayerNormalization. How many."""
+    s = _Graph(g)
+    shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim] for vi in (*g.input, *g.value_info, *g.output)}
+    gone: list[onnx.NodeProto] = []
+    new: dict[int, onnx.NodeProto] = {}
+    for norm in g.node:
+        if norm.op_type != "LayerNormalization" or norm.domain or len(norm.input) != 3 or len(norm.output) != 1:
+            continue
+        add = s.producer(norm.input[0], "Add")
+        rank = len(shapes.get(norm.input[0], []))
+        axis = next((a.i for a in norm.attribute if a.name == "axis"), -1)
+        if add is None or rank not in (2, 3) or axis not in (-1, rank - 1) or s.types.get(norm.input[0]) not in _NORM_TYPES:
+            continue
+        a, b = add.input
+        width = shapes[norm.input[0]][-1:]
+        if a in s.consts or b in s.consts or shapes.get(a) != shapes.get(b) or not width:
+            continue
+        if any(_dims(s, shapes, v) != width for v in norm.input[1:]):
+            continue
+        epsilon = next((a.f for a in norm.attribute if a.name == "epsilon"), 1e-5)
+        fused = helper.make_node(
+            "SkipLayerNormalization",
+            [a, b, norm.input[1], norm.input[2]],
+            list(norm.output),
+            name=f"{norm.name} (with the Add before it)",
+            domain=MS_DOMAIN,
+            doc_string="layer normalization of input + skip over the last axis",
+            epsilon=epsilon,
+        )
+        gone.append(add)
+        new[id(norm)] = fused
+    _replace(g, gone, new)
+    return len(new)
+
+
+_NORM_TYPES = (TensorProto.FLOAT, TensorProto.FLOAT16)
+
+
+def _dims(s: _Graph, shapes: dict[str, list[int]], v: str) -> list[int] | None:
+    """A value's dimensions (a constant's or an inferred one's)."""
+    return list(s.consts[v].dims) if v in s.consts else shapes.get(v)

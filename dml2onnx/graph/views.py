@@ -37,6 +37,32 @@ def value_uses(graph: onnx.GraphProto) -> Counter[str]:
     return uses
 
 
+def splice(g: onnx.GraphProto, gone: set[int], at: dict[int, list[onnx.NodeProto]]) -> None:
+    """The graph's nodes with those whose id() is in `gone` dropped and each whose id() keys `at`
+    replaced by at[id] (in its place, so the order stays topological); the recorded types of values
+    no node makes any more go with them."""
+    kept: list[onnx.NodeProto] = []
+    for n in g.node:
+        if id(n) in at:
+            kept += at[id(n)]
+        elif id(n) not in gone:
+            kept.append(_copy(n))
+    del g.node[:]
+    g.node.extend(kept)
+    made = {o for n in kept for o in n.output} | {v.name for v in g.input}
+    kept_info = [vi for vi in g.value_info if vi.name in made]
+    del g.value_info[:]
+    g.value_info.extend(kept_info)
+
+
+def drop_unread_constants(g: onnx.GraphProto) -> None:
+    """The graph without the initializers that no node and no output reads."""
+    read = {v for n in g.node for v in n.input} | {o.name for o in g.output}
+    kept = [t for t in g.initializer if t.name in read]
+    del g.initializer[:]
+    g.initializer.extend(kept)
+
+
 def _outer_reads(graph: onnx.GraphProto) -> set[str]:
     own = {v.name for v in graph.input} | {t.name for t in graph.initializer} | {o for n in graph.node for o in n.output}
     reads = {v for n in graph.node for v in n.input if v and v not in own}

@@ -107,3 +107,37 @@ def test_an_alpha_float16_rounds_keeps_the_float32_steps() -> None:
     fused = _fused(model)
     assert [n.op_type for n in fused.graph.node] == [n.op_type for n in model.graph.node]
     assert "FusedMatMul" not in [n.op_type for n in fused.graph.node]
+
+
+def _add_norm(shape: list[int], read_twice: bool = False) -> onnx.ModelProto:
+    rng = np.random.default_rng(3)
+    consts = {
+        "gamma": rng.standard_normal(shape[-1]).astype(np.float32),
+        "beta": rng.standard_normal(shape[-1]).astype(np.float32),
+    }
+    nodes = [
+        helper.make_node("Add", ["a", "b"], ["s"]),
+        helper.make_node("LayerNormalization", ["s", "gamma", "beta"], ["y"], axis=-1, epsilon=1e-12),
+    ]
+    inputs = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, shape) for n in ("a", "b")]
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, None)
+    model = _model(nodes, inputs, y, consts)
+    if read_twice:
+        model.graph.output.append(helper.make_tensor_value_info("s", onnx.TensorProto.FLOAT, shape))
+    return model
+
+
+def test_an_add_and_layer_normalization_of_matrices_are_one_skip_layer_normalization() -> None:
+    """Its CPU kernel sums in another order than LayerNormalization's: equal to 1e-6 (on the GPU
+    it is the kernel ONNX Runtime's own fusion picks for the 3-D pair)."""
+    model = _add_norm([16, 64])
+    fused = _fused(model)
+    assert [(n.op_type, n.domain) for n in fused.graph.node] == [("SkipLayerNormalization", "com.microsoft")]
+    rng = np.random.default_rng(4)
+    feeds = {n: rng.standard_normal((16, 64)).astype(np.float32) * 5 for n in ("a", "b")}
+    np.testing.assert_allclose(_run(fused, feeds), _run(model, feeds), rtol=1e-5, atol=1e-5)
+
+
+def test_an_add_read_twice_keeps_its_layer_normalization() -> None:
+    model = _add_norm([16, 64], read_twice=True)
+    assert [n.op_type for n in _fused(model).graph.node] == ["Add", "LayerNormalization"]
