@@ -13,7 +13,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from dml2onnx.formats import dxdispatch
-from dml2onnx.graph import concat_hoist, cuda_fusions, inference, leading_ones, rename, slice_map_concat, views
+from dml2onnx.graph import concat_hoist, concat_views, cuda_fusions, inference, leading_ones, rename, slice_map_concat, views
 from dml2onnx.run import compose
 
 
@@ -123,9 +123,10 @@ def whole_model(model_json: Path, original: onnx.ModelProto, target: str = "port
         whole.metadata_props.add(key=prop.key, value=prop.value)
     # the buffers' views between the partitions, and the adapters, fold away (graph/views.py)
     whole = views.fold(inference.infer_shapes(whole))
-    if target == "cuda":  # fewer kernels with the same values (graph/concat_hoist.py, graph/cuda_fusions.py)
-        whole = slice_map_concat.rewrite(inference.infer_shapes(concat_hoist.hoist(whole)))
-        whole = leading_ones.drop(inference.infer_shapes(whole))
-        whole = cuda_fusions.fuse(inference.infer_shapes(whole))
+    views.drop_dead_nodes(whole.graph)  # what DirectML writes that the model does not return
+    views.drop_unread_constants(whole.graph)
+    if target == "cuda":  # fewer nodes for the CUDA EP to dispatch, the same values (each module's doc)
+        for rewrite in (concat_hoist.hoist, slice_map_concat.rewrite, leading_ones.drop, concat_views.push, cuda_fusions.fuse):
+            whole = rewrite(inference.infer_shapes(whole))
     inference.check_model(whole)
     return whole

@@ -125,7 +125,9 @@ def _rewrite(g: onnx.GraphProto, target: dict[str, list[int]], shapes: dict, con
     renamed: dict[str, str] = {}
     outputs = {o.name for o in g.output}
     alias: dict[str, str] = {}  # the output of a Reshape become the identity -> its input
+    uses = views.value_uses(g)
     kept: list[onnx.NodeProto] = []
+    made_here: dict[str, onnx.NodeProto] = {}
     for n in g.node:
         c = onnx.NodeProto()
         c.CopyFrom(n)
@@ -135,6 +137,11 @@ def _rewrite(g: onnx.GraphProto, target: dict[str, list[int]], shapes: dict, con
             result = target.get(c.output[0], shapes.get(c.output[0]))
             if source is not None and source == result and c.output[0] not in outputs:
                 alias[c.output[0]] = c.input[0]
+                continue
+            producer = made_here.get(c.input[0])
+            if source == result and producer is not None and uses[c.input[0]] == 1 and c.input[0] not in outputs:
+                # the graph output itself: its producer writes it (a Reshape into an output is a copy)
+                producer.output[list(producer.output).index(c.input[0])] = c.output[0]
                 continue
             if c.output[0] in target:
                 name = f"{c.output[0]} (shape without leading ones)"
@@ -155,6 +162,7 @@ def _rewrite(g: onnx.GraphProto, target: dict[str, list[int]], shapes: dict, con
                     if a.name == "axis" and a.i >= 0:
                         a.i -= rank
         kept.append(c)
+        made_here.update((o, c) for o in c.output)
     del g.node[:]
     g.node.extend(kept)
     g.initializer.extend(new_inits)

@@ -65,22 +65,10 @@ def rewrite(model: onnx.ModelProto) -> onnx.ModelProto:
     if not before:
         return model
     views.splice(g, gone, before)
-    live = _live(list(g.node), {o.name for o in g.output})
-    del g.node[:]
-    g.node.extend(live)
+    views.drop_dead_nodes(g)  # the chains' constant operands' views
     g.initializer.extend(inits)
     views.drop_unread_constants(g)
     return model
-
-
-def _live(nodes: list[onnx.NodeProto], outputs: set[str]) -> list[onnx.NodeProto]:
-    """The nodes without those whose results nothing reads any more (a chain's constant operands)."""
-    while True:
-        read = {v for n in nodes for v in n.input} | outputs
-        live = [n for n in nodes if any(o in read for o in n.output)]
-        if len(live) == len(nodes):
-            return live
-        nodes = live
 
 
 def _chains(

@@ -55,6 +55,20 @@ def splice(g: onnx.GraphProto, gone: set[int], at: dict[int, list[onnx.NodeProto
     g.value_info.extend(kept_info)
 
 
+def drop_dead_nodes(g: onnx.GraphProto) -> None:
+    """The graph without the nodes whose results nothing reads (a DirectML output the model does
+    not return: the EP still dispatches such a node)."""
+    nodes = list(g.node)
+    while True:
+        read = set(value_uses(g))
+        live = [n for n in nodes if any(o in read for o in n.output if o)]
+        if len(live) == len(nodes):
+            return
+        nodes = live
+        del g.node[:]
+        g.node.extend(nodes)
+
+
 def drop_unread_constants(g: onnx.GraphProto) -> None:
     """The graph without the initializers that no node and no output reads."""
     read = {v for n in g.node for v in n.input} | {o.name for o in g.output}

@@ -101,3 +101,27 @@ def test_a_graph_output_keeps_its_shape() -> None:
         vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim] for vi in inference.infer_shapes(dropped).graph.output
     }
     assert shapes["n3"] == [1, 4, 3]
+
+
+def test_a_view_into_a_graph_output_goes_and_its_producer_writes_the_output() -> None:
+    """Gemm -> [1, 4, 3] -> Relu -> [4, 3] as the output: Relu writes the output (a Reshape into a
+    graph output is a copy on the CUDA EP)."""
+    consts = {"w": np.eye(3, dtype=np.float32), "v": np.array([1, 4, 3], np.int64), "t": np.array([4, 3], np.int64)}
+    nodes = [
+        helper.make_node("Gemm", ["a", "w"], ["g"]),
+        helper.make_node("Reshape", ["g", "v"], ["g3"]),
+        helper.make_node("Relu", ["g3"], ["r3"]),
+        helper.make_node("Reshape", ["r3", "t"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("a", TensorProto.FLOAT, [4, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 3])],
+        [numpy_helper.from_array(v, k) for k, v in consts.items()],
+    )
+    model = inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8))
+    dropped = rewritten(model, leading_ones.drop)
+    assert [(n.op_type, list(n.output)) for n in dropped.graph.node] == [("Gemm", ["g"]), ("Relu", ["y"])]
+    a = np.array([[-1, 2, np.nan], [0, -0.0, 3], [np.inf, -np.inf, 1], [5, 6, -7]], np.float32)
+    np.testing.assert_array_equal(run_as_written(dropped, {"a": a})[0], run_as_written(model, {"a": a})[0])

@@ -277,3 +277,24 @@ def test_a_softmax_before_opset_13_keeps_its_views() -> None:
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 11)], ir_version=6)
     folded = views.fold(onnx.shape_inference.infer_shapes(model))
     assert [n.name for n in folded.graph.node] == ["view", "softmax", "to_output"]
+
+
+def test_nodes_nothing_reads_go_and_so_do_their_constants() -> None:
+    """A value viewed flat for a DirectML output the model does not return: the view and what only it
+    fed go (an LSTM's last state in the captured LSTM/GRU network)."""
+    nodes = [
+        helper.make_node("Relu", ["x"], ["r"]),
+        helper.make_node("Reshape", ["r", "flat"], ["dead1"]),
+        helper.make_node("Neg", ["dead1"], ["dead2"]),
+        helper.make_node("Abs", ["x"], ["y"]),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
+        [numpy_helper.from_array(np.array([-1], np.int64), "flat")],
+    )
+    views.drop_dead_nodes(graph)
+    views.drop_unread_constants(graph)
+    assert [n.op_type for n in graph.node] == ["Abs"] and list(graph.initializer) == []
