@@ -45,7 +45,7 @@ def drop(model: onnx.ModelProto) -> onnx.ModelProto:
     uses = views.value_uses(g)
 
     def agnostic(n: onnx.NodeProto) -> bool:
-        if n.domain:
+        if n.domain or len([o for o in n.output if o]) != 1:  # LayerNormalization's mean keeps its rank
             return False
         if n.op_type in BROADCASTING:
             return True
