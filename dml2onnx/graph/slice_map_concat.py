@@ -18,7 +18,7 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
-from dml2onnx.graph import views
+from dml2onnx.graph import constant_views, views
 
 MAX_ELEMENTS = 1 << 20
 # unaries that never give -0.0: the CPU EP's Where gives +0.0 for a -0.0 it picks (ONNX Runtime
@@ -90,7 +90,7 @@ def _chains(
             if n.op_type == "Slice":
                 break
             if n.op_type in IDENTITY and len(n.input) == 2 and unary is None:
-                k = _constant(n.input[1], made_by, consts)
+                k = constant_views.constant_value(n.input[1], made_by, consts)
                 if k is None or n.attribute:
                     return None
                 steps.insert(0, (n.op_type, k))
@@ -128,35 +128,6 @@ def _span(n: onnx.NodeProto, axis: int, rank: int, shapes: Shapes, consts: Const
         return None
     start, end = (min(max(x + size if x < 0 else x, 0), size) for x in (starts[0], ends[0]))
     return (start, end) if start < end else None
-
-
-def _constant(v: str, made_by: Nodes, consts: Consts, depth: int = 0) -> np.ndarray | None:
-    """A value computed from initializers alone by views (Reshape, Slice, Expand, Transpose), as
-    graph/views.py leaves a broadcast constant's; None for any other."""
-    if v in consts:
-        return numpy_helper.to_array(consts[v])
-    n = made_by.get(v)
-    if n is None or n.domain or depth > 8:
-        return None
-    args = [_constant(x, made_by, consts, depth + 1) if x else None for x in n.input]
-    if any(a is None for a, x in zip(args, n.input, strict=True) if x):
-        return None
-    if n.op_type == "Reshape":
-        return args[0].reshape(args[1])
-    if n.op_type == "Expand":
-        return np.broadcast_to(args[0], np.broadcast_shapes(args[0].shape, tuple(args[1]))).copy()
-    if n.op_type == "Transpose":
-        perm = next((list(a.ints) for a in n.attribute if a.name == "perm"), None)
-        return np.transpose(args[0], perm)
-    if n.op_type == "Slice":
-        x = args[0]
-        axes = args[3].tolist() if len(args) > 3 and args[3] is not None else list(range(len(args[1])))
-        steps = args[4].tolist() if len(args) > 4 and args[4] is not None else [1] * len(axes)
-        index = [slice(None)] * x.ndim
-        for a, b, e, st in zip(axes, args[1].tolist(), args[2].tolist(), steps, strict=True):
-            index[a] = slice(b, e, st)
-        return x[tuple(index)]
-    return None
 
 
 def _plan(
