@@ -38,6 +38,8 @@ def push(model: onnx.ModelProto) -> onnx.ModelProto:
         if after.input[0] in outputs or shapes.get(after.input[0]) is None or shapes.get(after.output[0]) is None:
             continue
         joined, target = shapes[after.input[0]], shapes[after.output[0]]
+        if 0 in target:  # an empty result: a 0 in a Reshape's shape would copy the input's size instead
+            continue
         axis = next((a.i for a in concat.attribute if a.name == "axis"), 0) % len(joined)
         k = _same_axis(joined, axis, target)
         parts = [made_by.get(v) for v in concat.input]
@@ -51,7 +53,6 @@ def push(model: onnx.ModelProto) -> onnx.ModelProto:
             inits.append(numpy_helper.from_array(np.array(shape, np.int64), name))
             r = onnx.NodeProto()
             r.CopyFrom(p)
-            del r.attribute[:]  # an explicit shape: allowzero no longer matters
             r.input[1] = name
             reshaped.add(r.output[0])
             at[id(p)] = [r]
