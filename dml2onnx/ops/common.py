@@ -85,6 +85,11 @@ def check_reduced_sizes(desc: OperatorDesc, axes: Sequence[int], name: str = "Ou
 # -- lowering: reductions over a joint set of axes -----------------------------------------
 
 
+def around_axis(sizes: Sequence[int], axis: int) -> tuple[int, int, int]:
+    """(outer, n, inner): the elements before `axis`, along it, and after it."""
+    return math.prod(sizes[:axis]), sizes[axis], math.prod(sizes[axis + 1 :])
+
+
 def axis_runs(axes: tuple[int, ...]) -> list[tuple[int, ...]]:
     """The ascending axes as runs of neighbours: (0, 2, 3) -> [(0,), (2, 3)]."""
     runs: list[list[int]] = []

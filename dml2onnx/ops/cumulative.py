@@ -99,17 +99,12 @@ def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
     return True
 
 
-def _split(sizes: tuple[int, ...], axis: int) -> tuple[int, int, int]:
-    """(outer, n, inner): the elements before the axis, along it, and after it."""
-    return int(np.prod(sizes[:axis], dtype=np.int64)), sizes[axis], int(np.prod(sizes[axis + 1 :], dtype=np.int64))
-
-
 def choose(desc: OperatorDesc, target: str, options: tuple[str, ...]) -> str:
     """ "blocked" along the last axis (inner 1) of BLOCKED_FROM elements or more where it applies
     (the `cuda` target): 7.4x the scan at 512 unguarded (H100, ORT 1.31.1); shorter axes and
     other axes (a MatMul per (BLOCK, inner) slab) are unmeasured and keep the scan. Integers keep
     the scan too: CumSum's 1.4x was measured on FLOAT32 only."""
-    _, n, inner = _split(desc.tensor("InputTensor").sizes, desc["Axis"])
+    _, n, inner = common.around_axis(desc.tensor("InputTensor").sizes, desc["Axis"])
     return "blocked" if "blocked" in options and inner == 1 and n >= BLOCKED_FROM else options[0]
 
 
@@ -174,14 +169,14 @@ def _times(b: GraphBuilder, v: str, matrix: np.ndarray, rows: bool, step: str, d
 
 def _rows(b: GraphBuilder, x: str, sizes: list[int], axis: int) -> str:
     """x as (outer, n) along the last axis (after trailing axes of 1), else as (outer, n, inner)."""
-    outer, n, inner = _split(tuple(sizes), axis)
+    outer, n, inner = common.around_axis(sizes, axis)
     return b.reshape(x, [outer, n] + ([inner] if inner > 1 else []), "rows", "the axis second, the ones before it first")
 
 
 def blocked(b: GraphBuilder, v: str, sizes: list[int], axis: int, reverse: bool, excl: bool) -> str:
     """The running sum along `axis` of FLOAT32 x, given as v = _rows(x), by MatMuls in blocks of
     BLOCK (module doc): within tolerances.cumulative only for finite sums (the If in _guarded_blocked)."""
-    outer, n, inner = _split(tuple(sizes), axis)
+    outer, n, inner = common.around_axis(sizes, axis)
     size = min(BLOCK, n)
     blocks = -(-n // size)
     rows = inner == 1  # along the last axis: rows @ triangle; else triangle @ (size, inner) slabs
@@ -224,7 +219,7 @@ def _guarded_blocked(b: GraphBuilder, x: str, sizes: list[int], axis: int, rever
     """blocked() where the whole tensor has a finite sum of |x| below _bound (no NaN, no inf, no
     overflow in any order), else the scan (DirectML's infinities and NaN, in order)."""
     v = _rows(b, x, sizes, axis)
-    rank = 2 if _split(tuple(sizes), axis)[2] == 1 else 3
+    rank = 2 if common.around_axis(sizes, axis)[2] == 1 else 3
     l1 = b.reduce("ReduceL1", v, list(range(rank)), "l1", "the sum of |x|: NaN or inf where x holds one", keepdims=False)
     bound = b.scalar(_bound(sizes[axis], int(np.prod(sizes))), dtypes.FLOAT32, "bound")
     cond = b.node("Less", [l1, bound], "blocked_ok", "below the bound (NaN fails): the blocked sums are within tolerance")

@@ -54,8 +54,7 @@ def dml_node(desc: OperatorDesc) -> bool:
 
 def _split(desc: OperatorDesc) -> tuple[int, int, int]:
     """The input as (elements before Axis, Axis's size, elements after it)."""
-    sizes, axis = desc.tensor("InputTensor").sizes, desc["Axis"]
-    return int(np.prod(sizes[:axis])), sizes[axis], int(np.prod(sizes[axis + 1 :]))
+    return common.around_axis(desc.tensor("InputTensor").sizes, desc["Axis"])
 
 
 def applies(desc: OperatorDesc, candidate: str, opset: int) -> bool:
