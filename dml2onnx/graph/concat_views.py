@@ -20,7 +20,7 @@ def push(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model with each such Reshape moved before its Concat; it must carry its shapes
     (onnx.shape_inference.infer_shapes), and is changed in place."""
     g = model.graph
-    shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim] for vi in (*g.input, *g.value_info, *g.output)}
+    shapes = views.static_shapes(g)
     consts = {t.name: t for t in g.initializer}
     made_by = {o: n for n in g.node for o in n.output}
     uses = views.value_uses(g)
@@ -75,7 +75,7 @@ def push(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
-def _same_axis(joined: list[int], axis: int, target: list[int]) -> int | None:
+def _same_axis(joined: tuple[int, ...], axis: int, target: tuple[int, ...]) -> int | None:
     """The axis of `target` that holds `joined`'s `axis` whole (the same elements before it and after
     it, in order), or None."""
     before, after = math.prod(joined[:axis]), math.prod(joined[axis + 1 :])

@@ -185,24 +185,25 @@ def _scalar(s: _Graph, v: str) -> float | None:
 def _skip_layer_norms(g: onnx.GraphProto) -> int:
     """Every Add -> LayerNormalization pair above as one SkipLayerNormalization. How many."""
     s = _Graph(g)
-    shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim] for vi in (*g.input, *g.value_info, *g.output)}
+    shapes = views.static_shapes(g)  # a constant's too
     gone: list[onnx.NodeProto] = []
     new: dict[int, onnx.NodeProto] = {}
     for norm in g.node:
         if norm.op_type != "LayerNormalization" or norm.domain or len(norm.input) != 3 or len(norm.output) != 1:
             continue
         add = s.producer(norm.input[0], "Add")
-        rank = len(shapes.get(norm.input[0], []))
-        axis = next((a.i for a in norm.attribute if a.name == "axis"), -1)
+        rank = len(shapes.get(norm.input[0], ()))
+        axis = next((attr.i for attr in norm.attribute if attr.name == "axis"), -1)
         if add is None or rank not in (2, 3) or axis not in (-1, rank - 1) or s.types.get(norm.input[0]) not in _NORM_TYPES:
             continue
         a, b = add.input
-        width = shapes[norm.input[0]][-1:]
-        if a in s.consts or b in s.consts or shapes.get(a) != shapes.get(b) or not width:
+        summed = shapes[norm.input[0]]
+        width = summed[-1:]
+        if a in s.consts or b in s.consts or shapes.get(a) != summed or shapes.get(b) != summed:
             continue
-        if any(_dims(s, shapes, v) != width for v in norm.input[1:]):
+        if any(shapes.get(v) != width for v in norm.input[1:]):
             continue
-        epsilon = next((a.f for a in norm.attribute if a.name == "epsilon"), 1e-5)
+        epsilon = next((attr.f for attr in norm.attribute if attr.name == "epsilon"), 1e-5)
         fused = helper.make_node(
             "SkipLayerNormalization",
             [a, b, norm.input[1], norm.input[2]],
@@ -219,8 +220,3 @@ def _skip_layer_norms(g: onnx.GraphProto) -> int:
 
 
 _NORM_TYPES = (TensorProto.FLOAT, TensorProto.FLOAT16)
-
-
-def _dims(s: _Graph, shapes: dict[str, list[int]], v: str) -> list[int] | None:
-    """A value's dimensions (a constant's or an inferred one's)."""
-    return list(s.consts[v].dims) if v in s.consts else shapes.get(v)

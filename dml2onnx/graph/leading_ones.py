@@ -35,7 +35,8 @@ def drop(model: onnx.ModelProto) -> onnx.ModelProto:
     identity removed; it must carry its shapes (onnx.shape_inference.infer_shapes), and is changed in place."""
     g = model.graph
     opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
-    shapes = {vi.name: _dims(vi) for vi in (*g.input, *g.value_info, *g.output)}
+    shapes = views.static_shapes(g)
+    outputs = {o.name for o in g.output}
     consts = {t.name: t for t in g.initializer}
     made_by = {o: n for n in g.node for o in n.output}
     readers: dict[str, list[onnx.NodeProto]] = defaultdict(list)
@@ -54,7 +55,7 @@ def drop(model: onnx.ModelProto) -> onnx.ModelProto:
     def member(v: str) -> bool:
         """A value that may lose its leading ones: made by such an operator or a Reshape, read only by them."""
         producer = made_by.get(v)
-        if producer is None or shapes.get(v) is None or v not in uses or v in {o.name for o in g.output}:
+        if producer is None or shapes.get(v) is None or v not in uses or v in outputs:
             return False
         if not (agnostic(producer) or _is_reshape(producer, consts)):
             return False
@@ -102,7 +103,7 @@ def _operator_fits(n: onnx.NodeProto, target: dict, shapes: dict, consts: dict) 
         if v in target:
             ins.append(target[v])
         elif v in consts:
-            ins.append(_strip(list(consts[v].dims)))
+            ins.append(_strip(tuple(consts[v].dims)))
         elif shapes.get(v) is not None:
             ins.append(shapes[v])
         else:
@@ -114,13 +115,13 @@ def _operator_fits(n: onnx.NodeProto, target: dict, shapes: dict, consts: dict) 
         trailing = rank - axis if axis >= 0 else -axis
         return trailing <= len(want) and ins[0] == want and all(len(s) <= len(want) for s in ins[1:])
     try:
-        got = list(np.broadcast_shapes(*[tuple(s) for s in ins]))
+        got = np.broadcast_shapes(*ins)
     except ValueError:
         return False
     return got == want
 
 
-def _rewrite(g: onnx.GraphProto, target: dict[str, list[int]], shapes: dict, consts: dict) -> None:
+def _rewrite(g: onnx.GraphProto, target: dict[str, tuple[int, ...]], shapes: dict, consts: dict) -> None:
     new_inits: list[onnx.TensorProto] = []
     renamed: dict[str, str] = {}
     outputs = {o.name for o in g.output}
@@ -150,10 +151,10 @@ def _rewrite(g: onnx.GraphProto, target: dict[str, list[int]], shapes: dict, con
         elif c.output and c.output[0] in target and not c.domain:
             for i, v in enumerate(c.input):
                 t = consts.get(v)
-                if t is not None and list(t.dims) != _strip(list(t.dims)):
+                if t is not None and tuple(t.dims) != _strip(tuple(t.dims)):
                     if v not in renamed:
                         renamed[v] = f"{v} (without leading ones)"
-                        value = numpy_helper.to_array(t).reshape(_strip(list(t.dims)))
+                        value = numpy_helper.to_array(t).reshape(_strip(tuple(t.dims)))
                         new_inits.append(numpy_helper.from_array(value, renamed[v]))
                     c.input[i] = renamed[v]
             if c.op_type in OVER_TRAILING_AXES:
@@ -183,15 +184,9 @@ def _explicit(n: onnx.NodeProto, consts: dict) -> bool:
     return bool(allowzero) or 0 not in numpy_helper.to_array(consts[n.input[1]]).tolist()
 
 
-def _strip(dims: list[int]) -> list[int]:
+def _strip(dims: tuple[int, ...]) -> tuple[int, ...]:
+    """The dimensions without their leading ones (the last one stays)."""
     i = 0
     while i < len(dims) - 1 and dims[i] == 1:
         i += 1
-    return list(dims[i:])
-
-
-def _dims(vi: onnx.ValueInfoProto) -> list[int] | None:
-    t = vi.type.tensor_type
-    if not t.HasField("shape") or any(not d.HasField("dim_value") for d in t.shape.dim):
-        return None
-    return [d.dim_value for d in t.shape.dim]
+    return tuple(dims[i:])

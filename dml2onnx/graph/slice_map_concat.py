@@ -30,7 +30,7 @@ IDENTITY = {"Add": -0.0, "Mul": 1.0}  # the right operand that leaves every valu
 Chain = tuple[int, int, str | None, list[tuple[str, np.ndarray]], list[onnx.NodeProto]]
 Nodes = dict[str, onnx.NodeProto]
 Counts = Mapping[str, int]
-Shapes = dict[str, list[int]]
+Shapes = dict[str, tuple[int, ...]]
 Consts = dict[str, onnx.TensorProto]
 
 
@@ -38,7 +38,7 @@ def rewrite(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model with each such Concat rewritten where that takes fewer nodes; it must carry its
     shapes (onnx.shape_inference.infer_shapes), and is changed in place."""
     g = model.graph
-    shapes = {vi.name: [d.dim_value for d in vi.type.tensor_type.shape.dim] for vi in (*g.input, *g.value_info, *g.output)}
+    shapes = views.static_shapes(g)
     consts = {t.name: t for t in g.initializer}
     made_by = {o: n for n in g.node for o in n.output}
     uses = views.value_uses(g)
@@ -131,7 +131,7 @@ def _span(n: onnx.NodeProto, axis: int, rank: int, shapes: Shapes, consts: Const
 
 
 def _plan(
-    concat: onnx.NodeProto, source: str, axis: int, chains: list[Chain], full: list[int], out: list[int]
+    concat: onnx.NodeProto, source: str, axis: int, chains: list[Chain], full: tuple[int, ...], out: tuple[int, ...]
 ) -> tuple[list[onnx.NodeProto], list[onnx.TensorProto]] | None:
     """The nodes and constants that compute the Concat's result from the whole source."""
     if int(np.prod(full)) > MAX_ELEMENTS or full != out:
@@ -176,7 +176,7 @@ def _plan(
     return nodes, inits
 
 
-def _operand(op: str, i: int, order: list[str], chains: list[Chain], axis: int, full: list[int]) -> np.ndarray | None:
+def _operand(op: str, i: int, order: list[str], chains: list[Chain], axis: int, full: tuple[int, ...]) -> np.ndarray | None:
     """The constant of step `i` for every slice: each chain's own where it has that step, else the
     identity; broadcast along the other axes as far as any chain's constant needs."""
     mine = []

@@ -16,7 +16,7 @@ from dml2onnx.core import dtypes
 from dml2onnx.graph import rename
 
 
-def _static_shapes(graph: onnx.GraphProto) -> dict[str, tuple[int, ...]]:
+def static_shapes(graph: onnx.GraphProto) -> dict[str, tuple[int, ...]]:
     """Each value's shape where every dimension is known (inputs, outputs, value_info, initializers)."""
     out: dict[str, tuple[int, ...]] = {t.name: tuple(t.dims) for t in graph.initializer}
     for vi in (*graph.input, *graph.value_info, *graph.output):
@@ -70,9 +70,9 @@ def drop_dead_nodes(g: onnx.GraphProto) -> None:
 
 
 def drop_unread_constants(g: onnx.GraphProto) -> None:
-    """The graph without the initializers that no node and no output reads."""
-    read = {v for n in g.node for v in n.input} | {o.name for o in g.output}
-    kept = [t for t in g.initializer if t.name in read]
+    """The graph without the initializers that nothing reads: no node, no output, no If branch."""
+    read = value_uses(g)
+    kept = [t for t in g.initializer if read[t.name]]
     del g.initializer[:]
     g.initializer.extend(kept)
 
@@ -99,7 +99,7 @@ def fold(model: onnx.ModelProto) -> onnx.ModelProto:
     Transpose folded into its permutation (_unit_views_into_transposes). The model must carry its shapes
     (onnx.shape_inference.infer_shapes); it is changed in place."""
     g = model.graph
-    shapes = _static_shapes(g)
+    shapes = static_shapes(g)
     _squeeze_layer_norms(g, shapes)
     _drop_same_views(g, shapes)
     _expand_after_element_wise(g, shapes)

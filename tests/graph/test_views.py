@@ -298,3 +298,25 @@ def test_nodes_nothing_reads_go_and_so_do_their_constants() -> None:
     views.drop_dead_nodes(graph)
     views.drop_unread_constants(graph)
     assert [n.op_type for n in graph.node] == ["Abs"] and list(graph.initializer) == []
+
+
+def test_a_constant_only_an_if_branch_reads_stays() -> None:
+    """An If's branches may read the outer graph's constants (GraphBuilder.branch): they count as read."""
+    branch = helper.make_graph(
+        [helper.make_node("Identity", ["table"], ["picked"])],
+        "then",
+        [],
+        [helper.make_tensor_value_info("picked", TensorProto.FLOAT, [2])],
+    )
+    graph = helper.make_graph(
+        [helper.make_node("If", ["c"], ["y"], then_branch=branch, else_branch=branch)],
+        "g",
+        [helper.make_tensor_value_info("c", TensorProto.BOOL, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+        [
+            numpy_helper.from_array(np.array([1, 2], np.float32), "table"),
+            numpy_helper.from_array(np.array([3], np.float32), "unread"),
+        ],
+    )
+    views.drop_unread_constants(graph)
+    assert [t.name for t in graph.initializer] == ["table"]
