@@ -6,10 +6,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import onnx
+import onnxruntime as ort
 import pytest
 
 from dml2onnx import lowering
@@ -181,10 +184,8 @@ def run_every_variant(ep: str, desc: OperatorDesc, x: np.ndarray, targets: tuple
             assert result.ok, (target, variant, result, got, want)
 
 
-def rewritten(model: Any, rewrite: Any) -> Any:
+def rewritten(model: onnx.ModelProto, rewrite: Callable[[onnx.ModelProto], onnx.ModelProto]) -> onnx.ModelProto:
     """A copy of an ONNX model through one of graph/'s whole-model rewrites, checked in full."""
-    import onnx
-
     out = onnx.ModelProto()
     out.CopyFrom(model)
     out = rewrite(out)
@@ -192,11 +193,9 @@ def rewritten(model: Any, rewrite: Any) -> Any:
     return out
 
 
-def run_as_written(model: Any, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+def run_as_written(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
     """The model's outputs on the CPU EP with ONNX Runtime's graph optimizations off (its own fusions
     would compute some nodes otherwise)."""
-    import onnxruntime as ort
-
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     return ort.InferenceSession(model.SerializeToString(), so, providers=["CPUExecutionProvider"]).run(None, feeds)
