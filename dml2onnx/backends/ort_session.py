@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import onnx
 
-from dml2onnx.core.errors import RuntimeFailure
+from dml2onnx.core.errors import RuntimeFailure, first_line
 
 PROVIDERS = {
     "dml": "DmlExecutionProvider",
@@ -59,7 +59,7 @@ class Session:
         try:
             return dict(zip(names, self.session.run(names, feeds), strict=True))
         except Exception as e:  # ORT raises its own exception types for runtime failures
-            raise RuntimeFailure(f"dispatchable '{self.name}' failed on {PROVIDERS[self.ep]}: {e}") from None
+            raise RuntimeFailure(f"dispatchable '{self.name}' failed on {PROVIDERS[self.ep]}: {first_line(e)}") from None
 
     def assignment(self) -> dict[str, list[str]]:
         """EP name -> the nodes it runs (after ONNX Runtime's graph optimizations)."""
@@ -110,9 +110,8 @@ def create(model: onnx.ModelProto, name: str, ep: str, configure: Callable[[Any]
     try:
         session = rt.InferenceSession(model.SerializeToString(), options, providers=providers)
     except Exception as e:
-        first_line = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise RuntimeFailure(
-            f"dispatchable '{name}': {PROVIDERS[ep]} cannot run the lowered graph: {first_line}{_left_to_cpu(model, ep)}"
+            f"dispatchable '{name}': {PROVIDERS[ep]} cannot run the lowered graph: {first_line(e)}{_left_to_cpu(model, ep)}"
         ) from None
     return Session(name, ep, session)
 

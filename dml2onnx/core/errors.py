@@ -20,6 +20,13 @@ def one_line(text: str) -> str:
     return "".join(c if c.isprintable() and not 0xD800 <= ord(c) <= 0xDFFF else ascii(c)[1:-1] for c in text)
 
 
+def first_line(e: BaseException) -> str:
+    """The first line of an exception's message (a library's error often carries a trace after it),
+    or its type's name where it has none."""
+    text = str(e).strip()
+    return text.splitlines()[0] if text else type(e).__name__
+
+
 def format_path(path: JsonPath) -> str:
     """`("dispatchables", "argmax", "desc", "Axes", 1)` -> `dispatchables.argmax.desc.Axes[1]`."""
     out = ""

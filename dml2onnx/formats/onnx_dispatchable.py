@@ -40,7 +40,7 @@ import onnx
 from onnx import TensorProto
 
 from dml2onnx.core import dtypes, files, limits
-from dml2onnx.core.errors import JsonPath, ModelError, UsageError
+from dml2onnx.core.errors import JsonPath, ModelError, UsageError, first_line
 from dml2onnx.core.jsonvalues import (
     expect_array,
     expect_int,
@@ -238,8 +238,7 @@ def _load_onnx(obj: dict[str, Any], path: JsonPath, model_dir: Path) -> onnx.Mod
     try:
         inference.check_model(model)
     except Exception as e:
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise ModelError(sp, f"{files.shown(source)} is not a valid ONNX model: {first}") from None
+        raise ModelError(sp, f"{files.shown(source)} is not a valid ONNX model: {first_line(e)}") from None
     return model
 
 

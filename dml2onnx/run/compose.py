@@ -11,7 +11,7 @@ from onnx import helper, numpy_helper
 
 from dml2onnx import __version__, lowering
 from dml2onnx.core import dtypes
-from dml2onnx.core.errors import ModelError
+from dml2onnx.core.errors import ModelError, first_line
 from dml2onnx.core.tensor import TensorDesc
 from dml2onnx.formats import onnx_dispatchable
 from dml2onnx.formats.dxdispatch import Binding, Dispatch, Dispatchable, Model
@@ -229,10 +229,10 @@ class _SingleGraph:
         try:
             return onnx.version_converter.convert_version(model, self.opset)
         except Exception as e:
-            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
             raise ModelError(
                 d.path,
-                f"--single-graph puts every graph at --opset {self.opset}, but this one (opset {have}) does not convert: {first}",
+                f"--single-graph puts every graph at --opset {self.opset}, but this one (opset {have}) does not convert: "
+                + first_line(e),
             ) from None
 
     def _add_function(self, f: onnx.FunctionProto, call: onnx.NodeProto, prefix: str) -> None:
