@@ -1,7 +1,7 @@
 """Checks that two lowered variants of each captured network give the same outputs bit for bit on a
 GPU machine's CUDA EP (../shared/GPU.md): on the bundle's inputs, and on them with NaN, inf, -inf and
 -0.0 planted in every float input. For a rewrite of the whole model that claims to change no value
-(dml2onnx/graph/: concat_hoist, slice_map_concat, leading_ones, concat_views).
+(dml2onnx/graph/: axis_gather, concat_hoist, slice_map_concat, leading_ones, concat_views).
 
     python3 tools/gpu_same_bits.py DIR A B      # DIR/<net>/{A,B}.onnx and inputs.npz (tools/gpu_variants.py's layout)
 

@@ -13,7 +13,17 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from dml2onnx.formats import dxdispatch
-from dml2onnx.graph import concat_hoist, concat_views, cuda_fusions, inference, leading_ones, rename, slice_map_concat, views
+from dml2onnx.graph import (
+    axis_gather,
+    concat_hoist,
+    concat_views,
+    cuda_fusions,
+    inference,
+    leading_ones,
+    rename,
+    slice_map_concat,
+    views,
+)
 from dml2onnx.run import compose
 
 
@@ -126,7 +136,14 @@ def whole_model(model_json: Path, original: onnx.ModelProto, target: str = "port
     views.drop_dead_nodes(whole.graph)  # what DirectML writes that the model does not return
     views.drop_unread_constants(whole.graph)
     if target == "cuda":  # fewer nodes for the CUDA EP to dispatch, the same values (each module's doc)
-        for rewrite in (concat_hoist.hoist, slice_map_concat.rewrite, leading_ones.drop, concat_views.push, cuda_fusions.fuse):
+        for rewrite in (
+            axis_gather.rewrite,
+            concat_hoist.hoist,
+            slice_map_concat.rewrite,
+            leading_ones.drop,
+            concat_views.push,
+            cuda_fusions.fuse,
+        ):
             whole = rewrite(inference.infer_shapes(whole))
     inference.check_model(whole)
     return whole
