@@ -289,3 +289,30 @@ def scatter_with_spare_slot(
     scattered = b.node("ScatterElements", [data, indices, updates], "scatter", scatter_doc, axis=0)
     y = b.slice(scattered, [0], [0], [size], "output_flat", slice_doc)
     return b.reshape(y, list(sizes), "output", "at OutputTensor's Sizes")
+
+
+PADDED_LIMIT = 2**31  # DirectML's padding arithmetic is 32-bit signed
+
+
+def check_paddings(desc: OperatorDesc, sizes: Sequence[int]) -> None:
+    """StartPadding and EndPadding that DirectML reads as written: each, and the padded size
+    (`sizes`[i] + StartPadding[i] + EndPadding[i]), below 2**31. DirectML computes them as 32-bit
+    signed integers, measured under Wine (DirectML 1.15): a StartPadding of 4294967295 is -1 there,
+    a crop (CONVOLUTION, MAX_POOLING and AVERAGE_POOLING read their input from its second element
+    on), and AVERAGE_POOLING_GRAD with StartPadding 2**31 - 2 passed gradients to elements no window
+    reaches. dml2onnx lowers neither, so such a desc is refused."""
+    for i, size in enumerate(sizes):
+        start, end = desc["StartPadding"][i], desc["EndPadding"][i]
+        for name, value in (("StartPadding", start), ("EndPadding", end)):
+            if value >= PADDED_LIMIT:
+                raise ModelError(
+                    desc.at(name, i),
+                    f"must be below 2**31, not {value}: DirectML computes paddings as 32-bit signed integers, where"
+                    f" this is {value - 2**32} (a crop), and dml2onnx lowers no negative padding",
+                )
+        if size + start + end >= PADDED_LIMIT:
+            raise ModelError(
+                desc.at("StartPadding" if start >= end else "EndPadding", i),
+                f"the padded size {size} + {start} + {end} must be below 2**31: DirectML computes it as a 32-bit"
+                " signed integer, where it wraps",
+            )

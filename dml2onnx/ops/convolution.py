@@ -153,6 +153,7 @@ def validate(desc: OperatorDesc) -> None:
         for i, v in enumerate(desc[name]):
             if name in ("Strides", "Dilations") and v < 1:
                 raise ModelError(desc.at(name, i), f"{name} must be at least 1, not {v}")
+    common.check_paddings(desc, desc.tensor("InputTensor").sizes[2:])
     _check_channels(desc)
     _check_output_padding(desc)
     if desc["FusedActivation"] is not None:

@@ -117,6 +117,7 @@ def validate(desc: OperatorDesc) -> None:
             for i, v in enumerate(desc[name]):
                 if v < 1:
                     raise ModelError(desc.at(name, i), f"{name} must be 1 or more, not {v}")
+    common.check_paddings(desc, x.sizes[2:])
     if "P" in desc.values and desc["P"] < 1:
         raise ModelError(desc.at("P"), f"P must be 1 or more, not {desc['P']}")
     out = desc.tensor("OutputTensor")

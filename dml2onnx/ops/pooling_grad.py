@@ -174,6 +174,7 @@ def validate(desc: OperatorDesc) -> None:
         low = next((i for i, v in enumerate(values) if v < 1 and name in ("Strides", "WindowSize", "Dilations")), None)
         if low is not None:  # DirectML takes Strides and WindowSize 0 (zeros) and refuses Dilations 0
             raise ModelError(desc.at(name, low), f"{name} must be 1 or more, not {values[low]}")
+    common.check_paddings(desc, out.sizes[2:])
     for i in range(2):
         if g.sizes[i] != out.sizes[i]:
             what = ("N", "C")[i]

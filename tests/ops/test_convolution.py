@@ -307,6 +307,10 @@ def _change(base: dict[str, Any], path: tuple[Any, ...], value: Any) -> dict[str
         # DirectML takes any OutputTensor spatial size above OutputPadding (test_convolution_output_sizes.py)
         (GOOD, ("OutputPadding",), [0, 3], "desc.OutputTensor.Sizes[3]", "must exceed OutputPadding[1] (3)"),
         (GOOD_BACK, ("OutputPadding",), [7, 0], "desc.OutputTensor.Sizes[2]", "must exceed OutputPadding[0] (7)"),
+        # DirectML's paddings are 32-bit signed (test_directml_reads_a_padding_of_2_32_minus_1_as_a_crop)
+        (GOOD, ("StartPadding",), [0, 4294967295], "desc.StartPadding[1]", "this is -1 (a crop)"),
+        (GOOD_BACK, ("EndPadding",), [2**31, 0], "desc.EndPadding[0]", "must be below 2**31"),
+        (GOOD, ("EndPadding",), [0, 2**31 - 5], "desc.EndPadding[1]", "the padded size 5 + 0 + 2147483643"),
     ],
 )
 def test_refusals(base: dict[str, Any], path: tuple[Any, ...], value: Any, where: str, message: str) -> None:
@@ -450,6 +454,15 @@ def wine() -> Any:
     from dml2onnx.backends import winhost
 
     winhost.shutdown()
+
+
+@live
+def test_directml_reads_a_padding_of_2_32_minus_1_as_a_crop(wine: Any) -> None:
+    """Why a StartPadding of 2**31 or more is refused: DirectML reads 4294967295 as -1, each output
+    element's window starting one element later (the last one past the input: 0)."""
+    f = fields([1, 1, 1, 4], [1, 1, 1, 1], [1, 1, 1, 4], StartPadding=[0, 4294967295])
+    feeds = {"InputTensor": f32([1, 2, 3, 4], (1, 1, 1, 4)), "FilterTensor": f32([10], (1, 1, 1, 1))}
+    assert directml(f, feeds).ravel().tolist() == [20, 30, 40, 0]
 
 
 @live

@@ -246,6 +246,35 @@ def test_directml_computes_so() -> None:
         np.testing.assert_array_equal(got.ravel(), np.array(want, t), err_msg=f"{op} {dtype} {extra}")
 
 
+@pytest.mark.parametrize("op", ["MAX_POOLING", "AVERAGE_POOLING", "LP_POOLING1", "MAX_POOLING2"])
+def test_paddings_past_directml_32_bit_arithmetic_are_refused(op: str) -> None:
+    """DirectML computes paddings and padded sizes as 32-bit signed integers (test_directml_crops_by_a_negative_padding):
+    2**31 or more is refused where it is written, 2**30 is taken."""
+    for field, value, message in (
+        ("StartPadding", 4294967295, "this is -1 (a crop)"),
+        ("EndPadding", 2**31 - 2, "the padded size 6 + 0 + 2147483646 must be below 2**31"),
+    ):
+        f = pool_fields(op, "FLOAT32", [1, 1, 1, 6], [1, 3], OutputTensor=tensor("FLOAT32", [1, 1, 1, 4]))
+        f[field] = [0, value]
+        e = refusal(op, f)
+        assert (format_path(e.path), message in e.rule) == (f"desc.{field}[1]", True), e.rule
+    f = pool_fields(op, "FLOAT32", [1, 1, 1, 6], [1, 3], OutputTensor=tensor("FLOAT32", [1, 1, 1, 4]))
+    lowering.validate(make_desc(op, f | {"StartPadding": [0, 2**30]}))
+
+
+@pytest.mark.skipif(_why is not None, reason=f"DirectML's API under Wine is not set up ({_why})")
+def test_directml_crops_by_a_negative_padding() -> None:
+    """Why: DirectML reads a StartPadding of 4294967295 as -1 (windows of 3 from the second element on, the
+    last one past the input)."""
+    from dml2onnx.core import desc as desc_module
+
+    x = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 1, 6)
+    for op, want in (("MAX_POOLING", [4, 5, 6, 6]), ("AVERAGE_POOLING", [3, 4, 5, 5.5])):
+        f = pool_fields(op, "FLOAT32", [1, 1, 1, 6], [1, 3], OutputTensor=tensor("FLOAT32", [1, 1, 1, 4]))
+        d = desc_module.parse_operator_desc(op, f | {"StartPadding": [0, 4294967295]}, ("desc",), ("type",))  # not validated
+        assert dmlapi.execute(d, {"InputTensor": x}).output.ravel().tolist() == want
+
+
 @pytest.mark.skipif(_why is not None, reason=f"DirectML's API under Wine is not set up ({_why})")
 def test_directml_indices() -> None:
     """What test_indices_count_batches_and_channels_and_take_the_first_maximum and the page's
