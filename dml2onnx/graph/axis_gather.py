@@ -18,13 +18,6 @@ from onnx import numpy_helper
 
 from dml2onnx.graph import views
 
-# operators of one tensor input that map each element on its own (attributes only)
-ELEMENT_WISE = {
-    "Abs", "Ceil", "Cos", "Elu", "Erf", "Exp", "Floor", "HardSigmoid", "HardSwish", "Identity", "IsInf", "IsNaN",
-    "LeakyRelu", "Log", "Neg", "Not", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin", "Softplus",
-    "Softsign", "Sqrt", "Tanh", "ThresholdedRelu",
-}  # fmt: skip
-
 
 def rewrite(model: onnx.ModelProto) -> onnx.ModelProto:
     """The model with each such view made one Gather; it must carry its shapes
@@ -50,10 +43,10 @@ def rewrite(model: onnx.ModelProto) -> onnx.ModelProto:
         if chain is None:
             continue
         split, element_wise, transpose = chain
-        source, result = split.input[0], shapes.get(back.output[0])
-        if shapes.get(source) is None or result is None or shapes.get(split.output[0]) is None:
+        source, viewed, result = split.input[0], shapes.get(split.output[0]), shapes.get(back.output[0])
+        if shapes.get(source) is None or viewed is None or result is None:
             continue
-        found = one_axis_order(shapes[source], shapes[split.output[0]], _perm(transpose, len(shapes[split.output[0]])), result)
+        found = one_axis_order(shapes[source], viewed, views.transpose_perm(transpose, len(viewed)), result)
         if found is None:
             continue
         axis, order = found
@@ -103,18 +96,13 @@ def _chain_before(
             return None
         if n.op_type == "Transpose" and transpose is None:
             transpose = n
-        elif n.op_type in ELEMENT_WISE and len(n.input) == 1 and len(n.output) == 1:
+        elif n.op_type in views.ONE_INPUT_ELEMENT_WISE and len(n.input) == 1 and len(n.output) == 1:
             element_wise.append(n)
         elif n.op_type == "Reshape" and transpose is not None and n.input[1] in consts:
             return n, element_wise[::-1], transpose
         else:
             return None
         value = n.input[0]
-
-
-def _perm(transpose: onnx.NodeProto, rank: int) -> list[int]:
-    """The Transpose's perm attribute, or the reversal it means where it has none."""
-    return next((list(a.ints) for a in transpose.attribute if a.name == "perm"), list(range(rank))[::-1])
 
 
 def one_axis_order(

@@ -17,11 +17,7 @@ from dml2onnx.graph import views
 
 # operators whose result for an element depends only on that element (and attributes, and the
 # scalar constants after the first input)
-ELEMENT_WISE = {
-    "Abs", "Ceil", "Cos", "Elu", "Erf", "Exp", "Floor", "HardSigmoid", "HardSwish", "Identity", "IsInf", "IsNaN",
-    "LeakyRelu", "Log", "Neg", "Not", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin", "Softplus",
-    "Softsign", "Sqrt", "Tanh", "ThresholdedRelu", "Cast", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Clip",
-}  # fmt: skip
+ELEMENT_WISE = views.ONE_INPUT_ELEMENT_WISE | {"Cast", "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Clip"}
 
 
 def hoist(model: onnx.ModelProto) -> onnx.ModelProto:

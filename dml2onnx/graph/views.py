@@ -15,6 +15,14 @@ from onnx import numpy_helper
 from dml2onnx.core import dtypes
 from dml2onnx.graph import rename
 
+# operators of one tensor input whose result for an element depends only on that element (and
+# attributes): the rewrites may move them across any view or reordering
+ONE_INPUT_ELEMENT_WISE = frozenset({
+    "Abs", "Ceil", "Cos", "Elu", "Erf", "Exp", "Floor", "HardSigmoid", "HardSwish", "Identity", "IsInf", "IsNaN",
+    "LeakyRelu", "Log", "Neg", "Not", "Reciprocal", "Relu", "Round", "Selu", "Sigmoid", "Sign", "Sin", "Softplus",
+    "Softsign", "Sqrt", "Tanh", "ThresholdedRelu",
+})  # fmt: skip
+
 
 def static_shapes(graph: onnx.GraphProto) -> dict[str, tuple[int, ...]]:
     """Each value's shape where every dimension is known (inputs, outputs, value_info, initializers)."""
@@ -495,7 +503,7 @@ def _unit_views_into_transposes(g: onnx.GraphProto, shapes: dict[str, tuple[int,
             continue
         x, y = t.input[0], t.output[0]
         rank = len(shapes[x])
-        perm = next((list(a.ints) for a in t.attribute if a.name == "perm"), list(range(rank))[::-1])
+        perm = transpose_perm(t, rank)
         big = [k for k, d in enumerate(shapes[x]) if d != 1]
         order = [big.index(k) for k in perm if shapes[x][k] != 1]  # the non-unit dimensions' new order
         j = made_by.get(x)
@@ -546,6 +554,11 @@ def _unit_views_into_transposes(g: onnx.GraphProto, shapes: dict[str, tuple[int,
         del g.node[:]
         g.node.extend(kept)
     return bool(gone)
+
+
+def transpose_perm(t: onnx.NodeProto, rank: int) -> list[int]:
+    """A Transpose's perm attribute, or the reversal it means where it has none."""
+    return next((list(a.ints) for a in t.attribute if a.name == "perm"), list(range(rank))[::-1])
 
 
 def _set_perm(t: onnx.NodeProto, perm: list[int]) -> None:
